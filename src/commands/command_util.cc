@@ -1,0 +1,52 @@
+#include "commands/command_util.h"
+
+namespace basalt {
+
+std::optional<int64_t> IntArg(CommandContext& c, size_t i, const char* error) {
+  auto v = ParseInt64(c.arg(i));
+  if (!v) c.reply.Error(error);
+  return v;
+}
+
+bool ReplyIfError(CommandContext& c, const Status& s) {
+  if (s.ok()) return false;
+  c.reply.Error(s.ToReplyText());
+  return true;
+}
+
+std::optional<KeyState> LookupString(CommandContext& c, std::string_view key) {
+  auto state = c.ctx.Lookup(c.db(), key);
+  if (ReplyIfError(c, state.status())) return std::nullopt;
+  if (state->live() && state->meta.type != RedisType::kString) {
+    c.reply.Error(kWrongTypeError);
+    return std::nullopt;
+  }
+  return *state;
+}
+
+void WriteString(CommandContext& c, std::string_view key, std::string value, int64_t expire_ms,
+                 const KeyState& old) {
+  Metadata meta;
+  meta.type = RedisType::kString;
+  meta.expire_ms = expire_ms;
+  meta.value = std::move(value);
+  c.ctx.Write(c.db(), key, meta, old);
+}
+
+void CountHit(CommandContext& c, bool hit) {
+  if (hit) {
+    c.server.counters.keyspace_hits.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    c.server.counters.keyspace_misses.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+bool CheckStringSize(CommandContext& c, uint64_t size) {
+  if (size > static_cast<uint64_t>(c.server.config->proto_max_bulk_len.load())) {
+    c.reply.Error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace basalt

@@ -1,0 +1,34 @@
+// Small helpers shared by command handlers: argument parsing with Redis's error texts and the
+// common read/write patterns over the Context.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "commands/command_table.h"
+#include "commands/server_state.h"
+#include "common/strutil.h"
+
+namespace basalt {
+
+// Parses argv[i] as an integer; on failure replies with Redis's error and returns nullopt.
+std::optional<int64_t> IntArg(CommandContext& c, size_t i, const char* error = kNotIntegerError);
+
+// Looks up a key that must be a string. Returns nullopt after replying WRONGTYPE or an I/O
+// error; otherwise the state (which may be absent).
+std::optional<KeyState> LookupString(CommandContext& c, std::string_view key);
+
+// Replies with the status's error text and returns true if it is not OK.
+bool ReplyIfError(CommandContext& c, const Status& s);
+
+// Stores a string value for `key`, replacing `old`.
+void WriteString(CommandContext& c, std::string_view key, std::string value, int64_t expire_ms,
+                 const KeyState& old);
+
+void CountHit(CommandContext& c, bool hit);
+
+// Largest string a command may build (SETRANGE, APPEND): proto-max-bulk-len, as in Redis.
+bool CheckStringSize(CommandContext& c, uint64_t size);
+
+}  // namespace basalt

@@ -1,0 +1,336 @@
+// Connection commands: PING, ECHO, AUTH, HELLO, SELECT, QUIT, RESET and CLIENT.
+#include <algorithm>
+
+#include "commands/command_util.h"
+#include "commands/transactions.h"
+#include "common/clock.h"
+
+namespace basalt {
+
+namespace {
+
+constexpr const char* kWrongPass = "WRONGPASS invalid username-password pair or user is disabled.";
+
+// Constant-time comparison, so response timing does not reveal how much of a guess matched.
+bool PasswordMatches(const std::string& given, const std::string& expected) {
+  unsigned char diff = given.size() == expected.size() ? 0 : 1;
+  size_t n = expected.size();
+  for (size_t i = 0; i < n; i++) {
+    unsigned char g = i < given.size() ? static_cast<unsigned char>(given[i]) : 0;
+    diff |= g ^ static_cast<unsigned char>(expected[i]);
+  }
+  return diff == 0;
+}
+
+// Checks credentials for the default user (the only user until ACLs exist).
+Status CheckCredentials(CommandContext& c, const std::string& user, const std::string& pass) {
+  std::string required = c.server.config->GetString("requirepass");
+  if (user != "default") return Status::RedisError(kWrongPass);
+  if (required.empty()) return Status::OK();  // the default user has no password
+  if (!PasswordMatches(pass, required)) return Status::RedisError(kWrongPass);
+  return Status::OK();
+}
+
+void PingCommand(CommandContext& c) {
+  if (c.argc() > 2) return c.reply.Error(WrongArityError("ping"));
+  if (c.argc() == 2) return c.reply.Bulk(c.arg(1));
+  c.reply.Simple("PONG");
+}
+
+void EchoCommand(CommandContext& c) {
+  c.reply.Bulk(c.arg(1));
+}
+
+void AuthCommand(CommandContext& c) {
+  if (c.argc() > 3) return c.reply.Error(kSyntaxError);
+  if (c.argc() == 2 && c.server.config->GetString("requirepass").empty()) {
+    return c.reply.Error(
+        "ERR AUTH <password> called without any password configured for the default user. Are "
+        "you sure your configuration is correct?");
+  }
+  std::string user = c.argc() == 3 ? c.arg(1) : "default";
+  Status s = CheckCredentials(c, user, c.arg(c.argc() - 1));
+  if (ReplyIfError(c, s)) return;
+  c.session.authenticated = true;
+  c.reply.Ok();
+}
+
+void HelloCommand(CommandContext& c) {
+  int resp = c.session.resp;
+  size_t j = 1;
+  if (c.argc() >= 2) {
+    auto ver = ParseInt64(c.arg(1));
+    if (!ver) return c.reply.Error("ERR Protocol version is not an integer or out of range");
+    if (*ver < 2 || *ver > 3) return c.reply.Error("NOPROTO unsupported protocol version");
+    resp = static_cast<int>(*ver);
+    j = 2;
+  }
+  std::string name;
+  bool set_name = false;
+  for (; j < c.argc(); j++) {
+    size_t left = c.argc() - j - 1;
+    if (EqualsIgnoreCase(c.arg(j), "auth") && left >= 2) {
+      Status s = CheckCredentials(c, c.arg(j + 1), c.arg(j + 2));
+      if (ReplyIfError(c, s)) return;
+      c.session.authenticated = true;
+      j += 2;
+    } else if (EqualsIgnoreCase(c.arg(j), "setname") && left >= 1) {
+      name = c.arg(++j);
+      set_name = true;
+    } else {
+      return c.reply.Error("ERR Syntax error in HELLO option '" + c.arg(j) + "'");
+    }
+  }
+  if (!c.session.authenticated) {
+    return c.reply.Error(
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+        "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+        "RESP protocol version at the same time");
+  }
+  if (set_name) {
+    std::lock_guard<std::mutex> lock(c.session.info_mu);
+    c.session.name = name;
+  }
+  c.session.resp = resp;
+  c.reply.set_resp(resp);
+  c.reply.Map(7);
+  c.reply.Bulk("server");
+  c.reply.Bulk("redis");
+  c.reply.Bulk("version");
+  c.reply.Bulk("7.0.15");
+  c.reply.Bulk("proto");
+  c.reply.Integer(resp);
+  c.reply.Bulk("id");
+  c.reply.Integer(static_cast<int64_t>(c.session.id));
+  c.reply.Bulk("mode");
+  c.reply.Bulk("standalone");
+  c.reply.Bulk("role");
+  c.reply.Bulk("master");
+  c.reply.Bulk("modules");
+  c.reply.Array(0);
+}
+
+void SelectCommand(CommandContext& c) {
+  auto db = ParseInt64(c.arg(1));
+  if (!db) return c.reply.Error("ERR invalid DB index");
+  if (*db < 0 || *db >= c.server.keyspace->databases())
+    return c.reply.Error("ERR DB index is out of range");
+  c.session.db = static_cast<int>(*db);
+  c.reply.Ok();
+}
+
+void QuitCommand(CommandContext& c) {
+  c.session.close_after_reply = true;
+  c.reply.Ok();
+}
+
+void ResetCommand(CommandContext& c) {
+  ResetTransaction(c.server, c.session);
+  c.session.db = 0;
+  c.session.resp = 2;
+  c.reply.set_resp(2);
+  {
+    std::lock_guard<std::mutex> lock(c.session.info_mu);
+    c.session.name.clear();
+  }
+  c.session.authenticated = c.server.config->GetString("requirepass").empty();
+  c.reply.Simple("RESET");
+}
+
+std::string ClientInfoLine(const Session& s) {
+  std::string name, cmd;
+  {
+    std::lock_guard<std::mutex> lock(s.info_mu);
+    name = s.name;
+    cmd = s.last_command;
+  }
+  int64_t now = UnixMillis();
+  std::string line;
+  line += "id=" + std::to_string(s.id);
+  line += " addr=" + s.addr + " laddr=" + s.laddr + " fd=" + std::to_string(s.fd);
+  line += " name=" + name;
+  line += " age=" + std::to_string((now - s.created_ms) / 1000);
+  line += " idle=" + std::to_string((now - s.last_interaction_ms.load()) / 1000);
+  line += std::string(" flags=") + (s.in_multi ? "x" : "N");
+  line += " db=" + std::to_string(s.db.load());
+  line += " sub=0 psub=0 ssub=0";
+  line += " multi=" + std::to_string(s.in_multi ? static_cast<int64_t>(s.queued.size()) : -1);
+  line += " qbuf=" + std::to_string(s.query_buffer_bytes.load()) + " qbuf-free=0";
+  line += " argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0";
+  line += " omem=" + std::to_string(s.output_buffer_bytes.load());
+  line += " tot-mem=0 events=r cmd=" + cmd + " user=default redir=-1";
+  line += " resp=" + std::to_string(s.resp.load());
+  return line;
+}
+
+bool ValidClientName(const std::string& name) {
+  for (char ch : name) {
+    if (ch < '!' || ch > '~') return false;  // Redis allows printable ASCII without spaces
+  }
+  return true;
+}
+
+// CLIENT KILL in both forms. Old form: CLIENT KILL addr -> OK or error. New form: filters,
+// returns the number of clients killed.
+void ClientKill(CommandContext& c) {
+  auto sessions = c.server.clients.Snapshot();
+  if (c.argc() == 3) {
+    for (const auto& s : sessions) {
+      if (s->addr != c.arg(2)) continue;
+      if (s.get() == &c.session) {
+        c.session.close_after_reply = true;
+      } else if (s->close_hook) {
+        s->close_hook();
+      }
+      return c.reply.Ok();
+    }
+    return c.reply.Error("ERR No such client");
+  }
+  if (c.argc() % 2 != 0) return c.reply.Error(kSyntaxError);
+  std::optional<uint64_t> id;
+  std::string addr, laddr;
+  bool skipme = true;
+  for (size_t j = 2; j + 1 < c.argc(); j += 2) {
+    std::string opt = ToLower(c.arg(j));
+    const std::string& value = c.arg(j + 1);
+    if (opt == "id") {
+      auto v = ParseInt64(value);
+      if (!v || *v <= 0) return c.reply.Error("ERR client-id should be greater than 0");
+      id = static_cast<uint64_t>(*v);
+    } else if (opt == "addr") {
+      addr = value;
+    } else if (opt == "laddr") {
+      laddr = value;
+    } else if (opt == "skipme") {
+      if (EqualsIgnoreCase(value, "yes"))
+        skipme = true;
+      else if (EqualsIgnoreCase(value, "no"))
+        skipme = false;
+      else
+        return c.reply.Error(kSyntaxError);
+    } else if (opt == "type" || opt == "user" || opt == "maxage") {
+      continue;  // accepted; every client is a normal client of the default user
+    } else {
+      return c.reply.Error(kSyntaxError);
+    }
+  }
+  int64_t killed = 0;
+  for (const auto& s : sessions) {
+    if (id && s->id != *id) continue;
+    if (!addr.empty() && s->addr != addr) continue;
+    if (!laddr.empty() && s->laddr != laddr) continue;
+    bool self = s.get() == &c.session;
+    if (self && skipme) continue;
+    if (self) {
+      c.session.close_after_reply = true;
+    } else if (s->close_hook) {
+      s->close_hook();
+    }
+    killed++;
+  }
+  c.reply.Integer(killed);
+}
+
+void ClientCommand(CommandContext& c) {
+  std::string sub = ToLower(c.arg(1));
+  if (sub == "id" && c.argc() == 2) return c.reply.Integer(static_cast<int64_t>(c.session.id));
+  if (sub == "setname" && c.argc() == 3) {
+    if (!ValidClientName(c.arg(2)))
+      return c.reply.Error(
+          "ERR Client names cannot contain spaces, newlines or special characters.");
+    std::lock_guard<std::mutex> lock(c.session.info_mu);
+    c.session.name = c.arg(2);
+    return c.reply.Ok();
+  }
+  if (sub == "getname" && c.argc() == 2) {
+    std::string name;
+    {
+      std::lock_guard<std::mutex> lock(c.session.info_mu);
+      name = c.session.name;
+    }
+    if (name.empty()) return c.reply.Null();
+    return c.reply.Bulk(name);
+  }
+  if (sub == "info" && c.argc() == 2) return c.reply.Verbatim(ClientInfoLine(c.session) + "\n");
+  if (sub == "list") {
+    std::vector<uint64_t> ids;
+    for (size_t j = 2; j < c.argc(); j++) {
+      if (EqualsIgnoreCase(c.arg(j), "type") && j + 1 < c.argc()) {
+        j++;
+      } else if (EqualsIgnoreCase(c.arg(j), "id")) {
+        for (j++; j < c.argc(); j++) {
+          auto v = ParseInt64(c.arg(j));
+          if (!v || *v <= 0) return c.reply.Error("ERR Invalid client ID");
+          ids.push_back(static_cast<uint64_t>(*v));
+        }
+      } else {
+        return c.reply.Error(kSyntaxError);
+      }
+    }
+    std::string text;
+    for (const auto& s : c.server.clients.Snapshot()) {
+      if (!ids.empty() && std::find(ids.begin(), ids.end(), s->id) == ids.end()) continue;
+      text += ClientInfoLine(*s) + "\n";
+    }
+    return c.reply.Verbatim(text);
+  }
+  if (sub == "kill" && c.argc() >= 3) return ClientKill(c);
+  if ((sub == "setinfo" && c.argc() == 4) || (sub == "no-evict" && c.argc() == 3) ||
+      (sub == "no-touch" && c.argc() == 3)) {
+    return c.reply.Ok();  // accepted for client-library compatibility; nothing to tune here
+  }
+  if (sub == "help") {
+    static const std::string kHelp[] = {
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are: ID, ADDR, LADDR, SKIPME.",
+        "LIST [TYPE <type>] [ID <id> [<id> ...]]",
+        "    Return information about client connections.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "HELP",
+        "    Print this help."};
+    c.reply.Array(std::size(kHelp));
+    for (const auto& line : kHelp) c.reply.Simple(line);
+    return;
+  }
+  c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +
+                "'. Try CLIENT HELP.");
+}
+
+constexpr uint32_t kConn = kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast;
+
+const std::vector<CommandSpec> kConnectionCommands = {
+    {"ping", -1, kCmdFast, 0, 0, 0, PingCommand, "connection",
+     "Returns the server's liveliness response.", "@fast @connection"},
+    {"echo", 2, kCmdFast, 0, 0, 0, EchoCommand, "connection", "Returns the given string.",
+     "@fast @connection"},
+    {"auth", -2, kConn | kCmdNoAuth | kCmdSkipSlowlog, 0, 0, 0, AuthCommand, "connection",
+     "Authenticates the connection.", "@fast @connection"},
+    {"hello", -1, kConn | kCmdNoAuth | kCmdSkipSlowlog, 0, 0, 0, HelloCommand, "connection",
+     "Handshakes with the Redis server.", "@fast @connection"},
+    {"select", 2, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, SelectCommand, "connection",
+     "Changes the selected database.", "@fast @connection"},
+    {"quit", -1, kConn | kCmdNoAuth | kCmdNoMulti, 0, 0, 0, QuitCommand, "connection",
+     "Closes the connection.", "@fast @connection"},
+    {"reset", 1, kConn | kCmdNoAuth | kCmdNoMulti, 0, 0, 0, ResetCommand, "connection",
+     "Resets the connection.", "@fast @connection"},
+    {"client", -2, kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, ClientCommand, "connection",
+     "A container for client connection commands.", "@slow @connection"},
+};
+
+}  // namespace
+
+const std::vector<CommandSpec>& ConnectionCommands() {
+  return kConnectionCommands;
+}
+
+}  // namespace basalt

@@ -1,0 +1,290 @@
+#include "commands/info.h"
+
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <functional>
+#include <set>
+
+#include "commands/command_table.h"
+#include "common/clock.h"
+#include "common/strutil.h"
+
+namespace basalt {
+
+namespace {
+
+constexpr const char* kBasaltVersion = "0.1.0";
+
+class InfoWriter {
+ public:
+  void Section(const char* name) {
+    if (!out_.empty()) out_ += "\r\n";
+    out_ += "# ";
+    out_ += name;
+    out_ += "\r\n";
+  }
+  void Field(const std::string& key, const std::string& value) {
+    out_ += key;
+    out_ += ':';
+    out_ += value;
+    out_ += "\r\n";
+  }
+  void Field(const std::string& key, int64_t value) { Field(key, std::to_string(value)); }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+std::string HumanBytes(int64_t n) {
+  char buf[64];
+  double d = static_cast<double>(n);
+  if (n < 1024)
+    snprintf(buf, sizeof(buf), "%lldB", static_cast<long long>(n));
+  else if (n < 1024 * 1024)
+    snprintf(buf, sizeof(buf), "%.2fK", d / 1024);
+  else if (n < 1024LL * 1024 * 1024)
+    snprintf(buf, sizeof(buf), "%.2fM", d / (1024 * 1024));
+  else
+    snprintf(buf, sizeof(buf), "%.2fG", d / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+int64_t ResidentBytes() {
+  FILE* f = fopen("/proc/self/statm", "r");
+  if (f == nullptr) return 0;
+  long pages_total = 0, pages_resident = 0;
+  if (fscanf(f, "%ld %ld", &pages_total, &pages_resident) != 2) pages_resident = 0;
+  fclose(f);
+  return static_cast<int64_t>(pages_resident) * sysconf(_SC_PAGESIZE);
+}
+
+uint64_t IntProperty(Engine* engine, ColumnFamily cf, const std::string& name) {
+  uint64_t v = 0;
+  engine->db()->GetIntProperty(engine->cf(cf), name, &v);
+  return v;
+}
+
+void ServerSection(ServerState& s, InfoWriter& w) {
+  w.Section("Server");
+  w.Field("redis_version", "7.0.15");
+  w.Field("basalt_version", kBasaltVersion);
+  w.Field("redis_mode", "standalone");
+  struct utsname name;
+  if (uname(&name) == 0)
+    w.Field("os", std::string(name.sysname) + " " + name.release + " " + name.machine);
+  w.Field("arch_bits", 64);
+  w.Field("multiplexing_api", "epoll");
+  w.Field("process_id", static_cast<int64_t>(getpid()));
+  w.Field("run_id", s.run_id);
+  w.Field("tcp_port", s.tcp_port);
+  w.Field("server_time_usec", UnixMicros());
+  int64_t uptime = (UnixMillis() - s.start_time_ms) / 1000;
+  w.Field("uptime_in_seconds", uptime);
+  w.Field("uptime_in_days", uptime / 86400);
+  w.Field("hz", 10);
+  w.Field("executable", s.executable);
+  w.Field("config_file", s.config->file_path());
+}
+
+void ClientsSection(ServerState& s, InfoWriter& w) {
+  w.Section("Clients");
+  w.Field("connected_clients", static_cast<int64_t>(s.clients.size()));
+  w.Field("maxclients", s.config->maxclients.load());
+  w.Field("blocked_clients", 0);
+}
+
+void MemorySection(ServerState& s, InfoWriter& w) {
+  Engine* engine = s.keyspace->engine();
+  int64_t rss = ResidentBytes();
+  w.Section("Memory");
+  w.Field("used_memory", rss);
+  w.Field("used_memory_human", HumanBytes(rss));
+  w.Field("used_memory_rss", rss);
+  w.Field("used_memory_rss_human", HumanBytes(rss));
+  w.Field("maxmemory", 0);
+  w.Field("maxmemory_policy", "noeviction");
+  w.Field("mem_allocator", "libc");
+  w.Field("block_cache_usage", static_cast<int64_t>(engine->block_cache()->GetUsage()));
+  w.Field("block_cache_capacity", static_cast<int64_t>(engine->block_cache()->GetCapacity()));
+  uint64_t memtables = 0;
+  engine->db()->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &memtables);
+  w.Field("memtables_size", static_cast<int64_t>(memtables));
+}
+
+void PersistenceSection(ServerState& s, InfoWriter& w) {
+  w.Section("Persistence");
+  w.Field("loading", 0);
+  w.Field("rdb_changes_since_last_save", 0);
+  w.Field("rdb_bgsave_in_progress", 0);
+  w.Field("rdb_last_save_time", s.last_save_unix.load());
+  w.Field("aof_enabled", 0);
+  w.Field("durability", s.config->GetString("durability"));
+  uint64_t wal_sync = s.keyspace->engine()->statistics()->getTickerCount(rocksdb::WAL_FILE_SYNCED);
+  w.Field("wal_syncs", static_cast<int64_t>(wal_sync));
+}
+
+void StatsSection(ServerState& s, InfoWriter& w) {
+  const ServerCounters& c = s.counters;
+  w.Section("Stats");
+  w.Field("total_connections_received", c.connections_received.load());
+  w.Field("total_commands_processed", c.commands_processed.load());
+  w.Field("instantaneous_ops_per_sec", 0);
+  w.Field("total_net_input_bytes", c.net_input_bytes.load());
+  w.Field("total_net_output_bytes", c.net_output_bytes.load());
+  w.Field("rejected_connections", c.rejected_connections.load());
+  w.Field("expired_keys", s.expirer != nullptr ? s.expirer->expired_total() : 0);
+  w.Field("evicted_keys", 0);
+  w.Field("keyspace_hits", c.keyspace_hits.load());
+  w.Field("keyspace_misses", c.keyspace_misses.load());
+  w.Field("total_error_replies", c.error_replies.load());
+}
+
+void ReplicationSection(ServerState& s, InfoWriter& w) {
+  w.Section("Replication");
+  w.Field("role", "master");
+  w.Field("connected_slaves", 0);
+  w.Field("master_repl_offset",
+          static_cast<int64_t>(s.keyspace->engine()->db()->GetLatestSequenceNumber()));
+}
+
+void CpuSection(ServerState&, InfoWriter& w) {
+  struct rusage self;
+  getrusage(RUSAGE_SELF, &self);
+  char buf[64];
+  w.Section("CPU");
+  snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(self.ru_stime.tv_sec),
+           static_cast<long>(self.ru_stime.tv_usec));
+  w.Field("used_cpu_sys", buf);
+  snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(self.ru_utime.tv_sec),
+           static_cast<long>(self.ru_utime.tv_usec));
+  w.Field("used_cpu_user", buf);
+}
+
+void CommandStatsSection(ServerState& s, InfoWriter& w) {
+  w.Section("Commandstats");
+  const auto& all = CommandTable::Get().all();
+  for (size_t i = 0; i < all.size() && i < s.command_counters.size(); i++) {
+    const CommandCounters& cc = s.command_counters[i];
+    int64_t calls = cc.calls.load();
+    if (calls == 0) continue;
+    int64_t usec = cc.usec.load();
+    char per_call[32];
+    snprintf(per_call, sizeof(per_call), "%.2f", static_cast<double>(usec) / calls);
+    w.Field(std::string("cmdstat_") + all[i]->name,
+            "calls=" + std::to_string(calls) + ",usec=" + std::to_string(usec) + ",usec_per_call=" +
+                per_call + ",rejected_calls=" + std::to_string(cc.rejected.load()) +
+                ",failed_calls=" + std::to_string(cc.failed.load()));
+  }
+}
+
+void KeyspaceSection(ServerState& s, InfoWriter& w) {
+  w.Section("Keyspace");
+  for (int db = 0; db < s.keyspace->databases(); db++) {
+    int64_t keys = s.keyspace->KeyCount(db);
+    if (keys <= 0) continue;
+    w.Field("db" + std::to_string(db),
+            "keys=" + std::to_string(keys) +
+                ",expires=" + std::to_string(s.keyspace->ExpireCount(db)) + ",avg_ttl=0");
+  }
+}
+
+void RocksDbSection(ServerState& s, InfoWriter& w) {
+  Engine* engine = s.keyspace->engine();
+  rocksdb::Statistics* st = engine->statistics();
+  auto ticker = [st](rocksdb::Tickers t) { return static_cast<int64_t>(st->getTickerCount(t)); };
+  w.Section("RocksDB");
+  for (int i = 0; i < kColumnFamilyCount; i++) {
+    auto cf = static_cast<ColumnFamily>(i);
+    std::string p = std::string("cf_") + ColumnFamilyName(cf) + "_";
+    w.Field(p + "sst_bytes",
+            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.total-sst-files-size")));
+    w.Field(p + "live_data_bytes",
+            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.estimate-live-data-size")));
+    w.Field(p + "estimate_keys",
+            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.estimate-num-keys")));
+    w.Field(p + "memtable_bytes",
+            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.cur-size-all-mem-tables")));
+    w.Field(p + "blob_files",
+            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.num-blob-files")));
+    w.Field(p + "blob_bytes",
+            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.total-blob-file-size")));
+    w.Field(p + "live_blob_bytes",
+            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.live-blob-file-size")));
+    w.Field(
+        p + "pending_compaction_bytes",
+        static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.estimate-pending-compaction-bytes")));
+  }
+  int64_t hits = ticker(rocksdb::BLOCK_CACHE_HIT), misses = ticker(rocksdb::BLOCK_CACHE_MISS);
+  w.Field("block_cache_hits", hits);
+  w.Field("block_cache_misses", misses);
+  char ratio[32];
+  snprintf(ratio, sizeof(ratio), "%.4f",
+           hits + misses > 0 ? static_cast<double>(hits) / (hits + misses) : 0.0);
+  w.Field("block_cache_hit_rate", ratio);
+  int64_t row_hits = ticker(rocksdb::ROW_CACHE_HIT), row_misses = ticker(rocksdb::ROW_CACHE_MISS);
+  w.Field("row_cache_hits", row_hits);
+  w.Field("row_cache_misses", row_misses);
+  snprintf(
+      ratio, sizeof(ratio), "%.4f",
+      row_hits + row_misses > 0 ? static_cast<double>(row_hits) / (row_hits + row_misses) : 0.0);
+  w.Field("row_cache_hit_rate", ratio);
+  w.Field("row_cache_usage",
+          engine->row_cache() ? static_cast<int64_t>(engine->row_cache()->GetUsage()) : 0);
+  w.Field("flush_write_bytes", ticker(rocksdb::FLUSH_WRITE_BYTES));
+  w.Field("compact_read_bytes", ticker(rocksdb::COMPACT_READ_BYTES));
+  w.Field("compact_write_bytes", ticker(rocksdb::COMPACT_WRITE_BYTES));
+  w.Field("blob_write_bytes", ticker(rocksdb::BLOB_DB_BLOB_FILE_BYTES_WRITTEN));
+  w.Field("blob_read_bytes", ticker(rocksdb::BLOB_DB_BLOB_FILE_BYTES_READ));
+  w.Field("blob_gc_relocated_bytes", ticker(rocksdb::BLOB_DB_GC_BYTES_RELOCATED));
+  w.Field("wal_bytes", ticker(rocksdb::WAL_FILE_BYTES));
+  w.Field("stall_micros", ticker(rocksdb::STALL_MICROS));
+  uint64_t bg_errors = 0;
+  engine->db()->GetIntProperty("rocksdb.background-errors", &bg_errors);
+  w.Field("background_errors", static_cast<int64_t>(bg_errors));
+  uint64_t running = 0;
+  engine->db()->GetIntProperty("rocksdb.num-running-compactions", &running);
+  w.Field("running_compactions", static_cast<int64_t>(running));
+  w.Field("latest_sequence", static_cast<int64_t>(engine->db()->GetLatestSequenceNumber()));
+}
+
+struct SectionDef {
+  const char* name;
+  void (*render)(ServerState&, InfoWriter&);
+  bool in_default;
+};
+
+const SectionDef kSections[] = {
+    {"server", ServerSection, true},     {"clients", ClientsSection, true},
+    {"memory", MemorySection, true},     {"persistence", PersistenceSection, true},
+    {"stats", StatsSection, true},       {"replication", ReplicationSection, true},
+    {"cpu", CpuSection, true},           {"commandstats", CommandStatsSection, false},
+    {"keyspace", KeyspaceSection, true}, {"rocksdb", RocksDbSection, true},
+};
+
+}  // namespace
+
+std::string BuildInfo(ServerState& server, const std::vector<std::string>& argv) {
+  std::set<std::string> wanted;
+  bool all = false, defaults = argv.size() <= 1;
+  for (size_t i = 1; i < argv.size(); i++) {
+    std::string name = ToLower(argv[i]);
+    if (name == "all" || name == "everything")
+      all = true;
+    else if (name == "default")
+      defaults = true;
+    else
+      wanted.insert(name);
+  }
+  InfoWriter w;
+  for (const auto& section : kSections) {
+    bool include = all || wanted.count(section.name) || (defaults && section.in_default);
+    if (include) section.render(server, w);
+  }
+  return w.take();
+}
+
+}  // namespace basalt

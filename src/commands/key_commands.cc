@@ -1,0 +1,479 @@
+// Generic key commands: existence, expiry, renaming, copying between databases, iteration.
+//
+// Every key, whatever its type, has one metadata entry, so these commands read and write
+// metadata only. Moving or copying a collection will also need its members (issue: collections);
+// until collections exist every key is a string and its metadata is the whole value.
+#include <climits>
+#include <random>
+
+#include "commands/command_util.h"
+
+namespace basalt {
+
+namespace {
+
+// DB index argument with Redis's two error texts.
+std::optional<int> DbArg(CommandContext& c, size_t i) {
+  auto v = IntArg(c, i);
+  if (!v) return std::nullopt;
+  if (*v < 0 || *v >= c.server.keyspace->databases()) {
+    c.reply.Error("ERR DB index is out of range");
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
+}
+
+void DelCommand(CommandContext& c) {
+  int64_t deleted = 0;
+  for (size_t i = 1; i < c.argc(); i++) {
+    auto state = c.ctx.Lookup(c.db(), c.arg(i));
+    if (ReplyIfError(c, state.status())) return;
+    if (state->live()) deleted++;
+    c.ctx.Delete(c.db(), c.arg(i), *state);  // expired entries are reclaimed too
+  }
+  c.reply.Integer(deleted);
+}
+
+void ExistsCommand(CommandContext& c) {
+  int64_t count = 0;
+  for (size_t i = 1; i < c.argc(); i++) {
+    auto state = c.ctx.Lookup(c.db(), c.arg(i));
+    if (ReplyIfError(c, state.status())) return;
+    if (state->live()) count++;
+  }
+  c.reply.Integer(count);
+}
+
+void TypeCommand(CommandContext& c) {
+  auto state = c.ctx.Lookup(c.db(), c.arg(1));
+  if (ReplyIfError(c, state.status())) return;
+  c.reply.Simple(state->live() ? RedisTypeName(state->meta.type) : "none");
+}
+
+enum ExpireFlag { kNx = 1, kXx = 2, kGt = 4, kLt = 8 };
+
+void ExpireGeneric(CommandContext& c, bool seconds, bool absolute) {
+  auto when = IntArg(c, 2);
+  if (!when) return;
+  int flags = 0;
+  for (size_t j = 3; j < c.argc(); j++) {
+    const std::string& opt = c.arg(j);
+    if (EqualsIgnoreCase(opt, "nx"))
+      flags |= kNx;
+    else if (EqualsIgnoreCase(opt, "xx"))
+      flags |= kXx;
+    else if (EqualsIgnoreCase(opt, "gt"))
+      flags |= kGt;
+    else if (EqualsIgnoreCase(opt, "lt"))
+      flags |= kLt;
+    else
+      return c.reply.Error("ERR Unsupported option " + opt);
+  }
+  if ((flags & kNx) && (flags & (kXx | kGt | kLt)))
+    return c.reply.Error("ERR NX and XX, GT or LT options at the same time are not compatible");
+  if ((flags & kGt) && (flags & kLt))
+    return c.reply.Error("ERR GT and LT options at the same time are not compatible");
+  std::string invalid = "ERR invalid expire time in '" + ToLower(c.arg(0)) + "' command";
+  int64_t ms = *when;
+  if (seconds) {
+    if (ms > LLONG_MAX / 1000 || ms < LLONG_MIN / 1000) return c.reply.Error(invalid);
+    ms *= 1000;
+  }
+  if (!absolute) {
+    int64_t now = c.ctx.now_ms();
+    if ((ms > 0 && ms > LLONG_MAX - now) || (ms < 0 && ms < LLONG_MIN + now))
+      return c.reply.Error(invalid);
+    ms += now;
+  }
+  auto state = c.ctx.Lookup(c.db(), c.arg(1));
+  if (ReplyIfError(c, state.status())) return;
+  if (!state->live()) return c.reply.Integer(0);
+  int64_t current = state->meta.expire_ms;  // 0: no expiry (an infinite TTL for GT/LT)
+  if ((flags & kNx) && current != 0) return c.reply.Integer(0);
+  if ((flags & kXx) && current == 0) return c.reply.Integer(0);
+  if ((flags & kGt) && (current == 0 || ms <= current)) return c.reply.Integer(0);
+  if ((flags & kLt) && current != 0 && ms >= current) return c.reply.Integer(0);
+  if (ms <= c.ctx.now_ms()) {
+    c.ctx.Delete(c.db(), c.arg(1), *state);
+  } else {
+    Metadata meta = state->meta;
+    meta.expire_ms = ms;
+    c.ctx.Write(c.db(), c.arg(1), meta, *state);
+  }
+  c.reply.Integer(1);
+}
+
+void ExpireCommand(CommandContext& c) {
+  ExpireGeneric(c, true, false);
+}
+void PExpireCommand(CommandContext& c) {
+  ExpireGeneric(c, false, false);
+}
+void ExpireAtCommand(CommandContext& c) {
+  ExpireGeneric(c, true, true);
+}
+void PExpireAtCommand(CommandContext& c) {
+  ExpireGeneric(c, false, true);
+}
+
+void TtlGeneric(CommandContext& c, bool millis, bool absolute) {
+  auto state = c.ctx.Lookup(c.db(), c.arg(1));
+  if (ReplyIfError(c, state.status())) return;
+  if (!state->live()) return c.reply.Integer(-2);
+  if (state->meta.expire_ms == 0) return c.reply.Integer(-1);
+  int64_t ttl = absolute ? state->meta.expire_ms : state->meta.expire_ms - c.ctx.now_ms();
+  if (ttl < 0) ttl = 0;
+  c.reply.Integer(millis ? ttl : (ttl + 500) / 1000);
+}
+
+void TtlCommand(CommandContext& c) {
+  TtlGeneric(c, false, false);
+}
+void PTtlCommand(CommandContext& c) {
+  TtlGeneric(c, true, false);
+}
+void ExpireTimeCommand(CommandContext& c) {
+  TtlGeneric(c, false, true);
+}
+void PExpireTimeCommand(CommandContext& c) {
+  TtlGeneric(c, true, true);
+}
+
+void PersistCommand(CommandContext& c) {
+  auto state = c.ctx.Lookup(c.db(), c.arg(1));
+  if (ReplyIfError(c, state.status())) return;
+  if (!state->live() || state->meta.expire_ms == 0) return c.reply.Integer(0);
+  Metadata meta = state->meta;
+  meta.expire_ms = 0;
+  c.ctx.Write(c.db(), c.arg(1), meta, *state);
+  c.reply.Integer(1);
+}
+
+// Writes `meta` (a whole key as looked up elsewhere) under dst_db/dst_key.
+Status PlaceKey(CommandContext& c, int dst_db, const std::string& dst_key, const Metadata& meta) {
+  auto dst = c.ctx.Lookup(dst_db, dst_key);
+  if (!dst.ok()) return dst.status();
+  c.ctx.Write(dst_db, dst_key, meta, *dst);
+  return Status::OK();
+}
+
+void RenameGeneric(CommandContext& c, bool nx) {
+  const std::string& src_key = c.arg(1);
+  const std::string& dst_key = c.arg(2);
+  auto src = c.ctx.Lookup(c.db(), src_key);
+  if (ReplyIfError(c, src.status())) return;
+  if (!src->live()) return c.reply.Error("ERR no such key");
+  if (src_key == dst_key) return nx ? c.reply.Integer(0) : c.reply.Ok();
+  if (nx) {
+    auto dst = c.ctx.Lookup(c.db(), dst_key);
+    if (ReplyIfError(c, dst.status())) return;
+    if (dst->live()) return c.reply.Integer(0);
+  }
+  if (ReplyIfError(c, PlaceKey(c, c.db(), dst_key, src->meta))) return;
+  c.ctx.Delete(c.db(), src_key, *src);
+  nx ? c.reply.Integer(1) : c.reply.Ok();
+}
+
+void RenameCommand(CommandContext& c) {
+  RenameGeneric(c, false);
+}
+void RenameNxCommand(CommandContext& c) {
+  RenameGeneric(c, true);
+}
+
+void CopyCommand(CommandContext& c) {
+  int dst_db = c.db();
+  bool replace = false;
+  for (size_t j = 3; j < c.argc(); j++) {
+    if (EqualsIgnoreCase(c.arg(j), "replace")) {
+      replace = true;
+    } else if (EqualsIgnoreCase(c.arg(j), "db") && j + 1 < c.argc()) {
+      auto db = DbArg(c, ++j);
+      if (!db) return;
+      dst_db = *db;
+    } else {
+      return c.reply.Error(kSyntaxError);
+    }
+  }
+  if (dst_db == c.db() && c.arg(1) == c.arg(2))
+    return c.reply.Error("ERR source and destination objects are the same");
+  auto src = c.ctx.Lookup(c.db(), c.arg(1));
+  if (ReplyIfError(c, src.status())) return;
+  if (!src->live()) return c.reply.Integer(0);
+  auto dst = c.ctx.Lookup(dst_db, c.arg(2));
+  if (ReplyIfError(c, dst.status())) return;
+  if (dst->live() && !replace) return c.reply.Integer(0);
+  c.ctx.Write(dst_db, c.arg(2), src->meta, *dst);
+  c.reply.Integer(1);
+}
+
+void MoveCommand(CommandContext& c) {
+  auto db = DbArg(c, 2);
+  if (!db) return;
+  if (*db == c.db()) return c.reply.Error("ERR source and destination objects are the same");
+  auto src = c.ctx.Lookup(c.db(), c.arg(1));
+  if (ReplyIfError(c, src.status())) return;
+  if (!src->live()) return c.reply.Integer(0);
+  auto dst = c.ctx.Lookup(*db, c.arg(1));
+  if (ReplyIfError(c, dst.status())) return;
+  if (dst->live()) return c.reply.Integer(0);
+  c.ctx.Write(*db, c.arg(1), src->meta, *dst);
+  c.ctx.Delete(c.db(), c.arg(1), *src);
+  c.reply.Integer(1);
+}
+
+void SwapDbCommand(CommandContext& c) {
+  auto a = ParseInt64(c.arg(1));
+  if (!a) return c.reply.Error("ERR invalid first DB index");
+  auto b = ParseInt64(c.arg(2));
+  if (!b) return c.reply.Error("ERR invalid second DB index");
+  int n = c.server.keyspace->databases();
+  if (*a < 0 || *a >= n || *b < 0 || *b >= n) return c.reply.Error("ERR DB index is out of range");
+  if (ReplyIfError(c, c.server.keyspace->SwapDatabases(static_cast<int>(*a), static_cast<int>(*b))))
+    return;
+  c.reply.Ok();
+}
+
+// The literal part of a glob pattern before its first special character: a seek target.
+std::string LiteralPrefix(const std::string& pattern) {
+  std::string prefix;
+  for (char ch : pattern) {
+    if (ch == '*' || ch == '?' || ch == '[' || ch == '\\') break;
+    prefix.push_back(ch);
+  }
+  return prefix;
+}
+
+// Iterates the live keys of the session's database from `start` (a metadata key) on; calls
+// `visit(user_key, meta_header_type)` and stops when it returns false. Returns the metadata key
+// after which iteration stopped ("" when the database was exhausted).
+template <typename Visit>
+StatusOr<std::string> ForEachKey(CommandContext& c, const std::string& start,
+                                 const std::string& end_bound, Visit visit) {
+  uint8_t pdb = c.server.keyspace->Physical(c.db());
+  std::string upper = end_bound.empty() ? DatabaseEnd(pdb) : end_bound;
+  rocksdb::ReadOptions ro;
+  rocksdb::Slice upper_slice(upper);
+  ro.iterate_upper_bound = &upper_slice;
+  auto it = c.ctx.batch().NewIterator(ColumnFamily::kMetadata, &ro);
+  for (it->Seek(start.empty() ? DatabaseBegin(pdb) : start); it->Valid(); it->Next()) {
+    RedisType type;
+    int64_t expire_ms;
+    std::string_view value(it->value().data(), it->value().size());
+    if (!Metadata::DecodeHeader(value, &type, &expire_ms)) continue;
+    if (expire_ms != 0 && expire_ms <= c.ctx.now_ms()) continue;
+    std::string_view key(it->key().data() + 1, it->key().size() - 1);
+    if (!visit(key, type)) return it->key().ToString();
+  }
+  if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  return std::string();
+}
+
+void KeysCommand(CommandContext& c) {
+  const std::string& pattern = c.arg(1);
+  uint8_t pdb = c.server.keyspace->Physical(c.db());
+  std::string prefix = LiteralPrefix(pattern);
+  std::string start = MetadataKey(pdb, prefix);
+  std::vector<std::string> keys;
+  bool match_all = pattern == "*";
+  auto done = ForEachKey(c, start, "", [&](std::string_view key, RedisType) {
+    if (key.substr(0, prefix.size()) != prefix) return false;  // past the literal prefix
+    if (match_all || GlobMatch(pattern, key)) keys.emplace_back(key);
+    return true;
+  });
+  if (ReplyIfError(c, done.status())) return;
+  c.reply.BulkArray(keys.data(), keys.size());
+}
+
+void ScanCommand(CommandContext& c) {
+  auto cursor = ParseInt64(c.arg(1));
+  if (!cursor || *cursor < 0) {
+    // Redis parses cursors as unsigned 64-bit integers.
+    return c.reply.Error("ERR invalid cursor");
+  }
+  std::string pattern;
+  int64_t count = 10;
+  std::string type_filter;
+  for (size_t j = 2; j < c.argc(); j++) {
+    bool has_next = j + 1 < c.argc();
+    if (EqualsIgnoreCase(c.arg(j), "match") && has_next) {
+      pattern = c.arg(++j);
+    } else if (EqualsIgnoreCase(c.arg(j), "count") && has_next) {
+      auto n = IntArg(c, ++j);
+      if (!n) return;
+      if (*n < 1) return c.reply.Error(kSyntaxError);
+      count = *n;
+    } else if (EqualsIgnoreCase(c.arg(j), "type") && has_next) {
+      type_filter = ToLower(c.arg(++j));
+    } else {
+      return c.reply.Error(kSyntaxError);
+    }
+  }
+  std::string start;
+  if (*cursor != 0 && !c.server.scan_cursors.Lookup(static_cast<uint64_t>(*cursor), &start)) {
+    start.clear();  // unknown cursor: start over, which is always safe for SCAN's guarantees
+  }
+  std::vector<std::string> keys;
+  int64_t examined = 0;
+  std::string last;
+  auto stopped = ForEachKey(c, start, "", [&](std::string_view key, RedisType type) {
+    if (examined >= count) return false;
+    examined++;
+    last = std::string(key);
+    if (!pattern.empty() && pattern != "*" && !GlobMatch(pattern, key)) return true;
+    if (!type_filter.empty() && type_filter != RedisTypeName(type)) return true;
+    keys.emplace_back(key);
+    return true;
+  });
+  if (ReplyIfError(c, stopped.status())) return;
+  uint64_t next = 0;
+  if (!stopped->empty()) {
+    // Resume strictly after the last key examined.
+    std::string resume = MetadataKey(c.server.keyspace->Physical(c.db()), last);
+    resume.push_back('\0');
+    next = c.server.scan_cursors.Issue(std::move(resume));
+  }
+  c.reply.Array(2);
+  c.reply.Bulk(std::to_string(next));
+  c.reply.BulkArray(keys.data(), keys.size());
+}
+
+void RandomKeyCommand(CommandContext& c) {
+  uint8_t pdb = c.server.keyspace->Physical(c.db());
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string probe = DatabaseBegin(pdb);
+  for (int i = 0; i < 8; i++) probe.push_back(static_cast<char>(rng() & 0xff));
+  std::string found;
+  bool any = false;
+  auto pick = [&](std::string_view key, RedisType) {
+    found = std::string(key);
+    any = true;
+    return false;
+  };
+  auto r = ForEachKey(c, probe, "", pick);
+  if (ReplyIfError(c, r.status())) return;
+  if (!any) {
+    r = ForEachKey(c, "", "", pick);  // the probe fell after the last key: wrap around
+    if (ReplyIfError(c, r.status())) return;
+  }
+  if (!any) return c.reply.Null();
+  c.reply.Bulk(found);
+}
+
+void TouchCommand(CommandContext& c) {
+  ExistsCommand(c);
+}
+
+void ObjectCommand(CommandContext& c) {
+  std::string sub = ToLower(c.arg(1));
+  if (sub == "help") {
+    static const std::string kHelp[] = {
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value "
+        "associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is proportional "
+        "to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of seconds elapsed "
+        "since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified <key>.",
+        "HELP",
+        "    Print this help."};
+    c.reply.Array(std::size(kHelp));
+    for (const auto& line : kHelp) c.reply.Simple(line);
+    return;
+  }
+  if (c.argc() != 3 ||
+      (sub != "encoding" && sub != "freq" && sub != "idletime" && sub != "refcount")) {
+    return c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +
+                         "'. Try OBJECT HELP.");
+  }
+  auto state = c.ctx.Lookup(c.db(), c.arg(2));
+  if (ReplyIfError(c, state.status())) return;
+  if (!state->live()) return c.reply.Null();
+  if (sub == "encoding") {
+    const std::string& v = state->meta.value;
+    if (state->meta.type != RedisType::kString) return c.reply.Bulk("hashtable");
+    if (v.size() <= 20 && ParseInt64(v)) return c.reply.Bulk("int");
+    return c.reply.Bulk(v.size() <= 44 ? "embstr" : "raw");
+  }
+  if (sub == "freq") {
+    return c.reply.Error(
+        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+        "that when switching between policies at runtime LRU and LFU data will take some time to "
+        "adjust.");
+  }
+  if (sub == "idletime") return c.reply.Integer(0);  // access times are not tracked on disk
+  c.reply.Integer(1);
+}
+
+std::vector<size_t> CopyKeys(const std::vector<std::string>&) {
+  return {1, 2};
+}
+
+constexpr uint32_t kW = kCmdWrite;
+constexpr uint32_t kR = kCmdReadOnly;
+
+const std::vector<CommandSpec> kKeyCommands = {
+    {"del", -2, kW, 1, -1, 1, DelCommand, "generic", "Deletes one or more keys.",
+     "@keyspace @write @slow"},
+    {"unlink", -2, kW | kCmdFast, 1, -1, 1, DelCommand, "generic",
+     "Asynchronously deletes one or more keys.", "@keyspace @write @fast"},
+    {"exists", -2, kR | kCmdFast, 1, -1, 1, ExistsCommand, "generic",
+     "Determines whether one or more keys exist.", "@keyspace @read @fast"},
+    {"type", 2, kR | kCmdFast, 1, 1, 1, TypeCommand, "generic",
+     "Determines the type of value stored at a key.", "@keyspace @read @fast"},
+    {"expire", -3, kW | kCmdFast, 1, 1, 1, ExpireCommand, "generic",
+     "Sets the expiration time of a key in seconds.", "@keyspace @write @fast"},
+    {"pexpire", -3, kW | kCmdFast, 1, 1, 1, PExpireCommand, "generic",
+     "Sets the expiration time of a key in milliseconds.", "@keyspace @write @fast"},
+    {"expireat", -3, kW | kCmdFast, 1, 1, 1, ExpireAtCommand, "generic",
+     "Sets the expiration time of a key to a Unix timestamp.", "@keyspace @write @fast"},
+    {"pexpireat", -3, kW | kCmdFast, 1, 1, 1, PExpireAtCommand, "generic",
+     "Sets the expiration time of a key to a Unix milliseconds timestamp.",
+     "@keyspace @write @fast"},
+    {"ttl", 2, kR | kCmdFast, 1, 1, 1, TtlCommand, "generic",
+     "Returns the expiration time in seconds of a key.", "@keyspace @read @fast"},
+    {"pttl", 2, kR | kCmdFast, 1, 1, 1, PTtlCommand, "generic",
+     "Returns the expiration time in milliseconds of a key.", "@keyspace @read @fast"},
+    {"expiretime", 2, kR | kCmdFast, 1, 1, 1, ExpireTimeCommand, "generic",
+     "Returns the expiration time of a key as a Unix timestamp.", "@keyspace @read @fast"},
+    {"pexpiretime", 2, kR | kCmdFast, 1, 1, 1, PExpireTimeCommand, "generic",
+     "Returns the expiration time of a key as a Unix milliseconds timestamp.",
+     "@keyspace @read @fast"},
+    {"persist", 2, kW | kCmdFast, 1, 1, 1, PersistCommand, "generic",
+     "Removes the expiration time of a key.", "@keyspace @write @fast"},
+    {"rename", 3, kW, 1, 2, 1, RenameCommand, "generic",
+     "Renames a key and overwrites the destination.", "@keyspace @write @slow"},
+    {"renamenx", 3, kW | kCmdFast, 1, 2, 1, RenameNxCommand, "generic",
+     "Renames a key only when the target key name doesn't exist.", "@keyspace @write @fast"},
+    {"copy", -3, kW | kCmdExclusive, 1, 2, 1, CopyCommand, "generic",
+     "Copies the value of a key to a new key.", "@keyspace @write @slow", CopyKeys},
+    {"move", 3, kW | kCmdFast | kCmdExclusive, 1, 1, 1, MoveCommand, "generic",
+     "Moves a key to another database.", "@keyspace @write @fast"},
+    {"swapdb", 3, kW | kCmdExclusive, 0, 0, 0, SwapDbCommand, "server",
+     "Swaps two Redis databases.", "@keyspace @write @fast @dangerous"},
+    {"keys", 2, kR, 0, 0, 0, KeysCommand, "generic", "Returns all key names that match a pattern.",
+     "@keyspace @read @slow @dangerous"},
+    {"scan", -2, kR, 0, 0, 0, ScanCommand, "generic",
+     "Iterates over the key names in the database.", "@keyspace @read @slow"},
+    {"randomkey", 1, kR, 0, 0, 0, RandomKeyCommand, "generic",
+     "Returns a random key name from the database.", "@keyspace @read @slow"},
+    {"touch", -2, kR | kCmdFast, 1, -1, 1, TouchCommand, "generic",
+     "Returns the number of existing keys out of those specified after updating the time they were "
+     "last accessed.",
+     "@keyspace @read @fast"},
+    {"object", -2, kR, 2, 2, 1, ObjectCommand, "generic",
+     "A container for object introspection commands.", "@keyspace @read @slow"},
+};
+
+}  // namespace
+
+const std::vector<CommandSpec>& KeyCommands() {
+  return kKeyCommands;
+}
+
+}  // namespace basalt

@@ -1,0 +1,253 @@
+// Server commands: CONFIG, DBSIZE, FLUSHDB/FLUSHALL, TIME, LASTSAVE, SAVE, SHUTDOWN, SLOWLOG.
+// INFO lives in info.cc, COMMAND in introspection_commands.cc.
+#include <sys/time.h>
+
+#include "commands/command_util.h"
+#include "commands/info.h"
+
+namespace basalt {
+
+namespace {
+
+void ConfigGet(CommandContext& c) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (size_t j = 2; j < c.argc(); j++) {
+    for (auto& kv : c.server.config->Match(c.arg(j))) {
+      bool dup = false;
+      for (const auto& p : pairs) dup |= p.first == kv.first;
+      if (!dup) pairs.push_back(std::move(kv));
+    }
+  }
+  c.reply.Map(pairs.size());
+  for (const auto& [k, v] : pairs) {
+    c.reply.Bulk(k);
+    c.reply.Bulk(v);
+  }
+}
+
+void ConfigSet(CommandContext& c) {
+  if (c.argc() < 4 || c.argc() % 2 != 0) {
+    return c.reply.Error("ERR Unknown option or number of arguments for CONFIG SET - '" +
+                         (c.argc() > 2 ? c.arg(2) : std::string()) + "'");
+  }
+  // Validate every pair first so that a bad one leaves none applied, as Redis 7 does.
+  for (size_t j = 2; j < c.argc(); j += 2) {
+    bool known = false;
+    for (const auto& key : Config::Keys()) known |= EqualsIgnoreCase(key.name, c.arg(j));
+    if (!known) {
+      return c.reply.Error("ERR Unknown option or number of arguments for CONFIG SET - '" +
+                           c.arg(j) + "'");
+    }
+  }
+  for (size_t j = 2; j < c.argc(); j += 2) {
+    Status s = c.server.config->SetLive(c.arg(j), c.arg(j + 1));
+    if (s.ok()) continue;
+    if (s.message() == "can't set immutable config") {
+      return c.reply.Error("ERR CONFIG SET failed (possibly related to argument '" + c.arg(j) +
+                           "') - can't set immutable config");
+    }
+    return c.reply.Error("ERR CONFIG SET failed (possibly related to argument '" + c.arg(j) +
+                         "') - " + s.message());
+  }
+  c.reply.Ok();
+}
+
+void ConfigCommand(CommandContext& c) {
+  std::string sub = ToLower(c.arg(1));
+  if (sub == "get" && c.argc() >= 3) return ConfigGet(c);
+  if (sub == "set") return ConfigSet(c);
+  if (sub == "resetstat" && c.argc() == 2) {
+    c.server.counters.Reset();
+    for (auto& cc : c.server.command_counters) {
+      cc.calls = 0;
+      cc.usec = 0;
+      cc.rejected = 0;
+      cc.failed = 0;
+    }
+    c.server.slowlog.Reset();
+    return c.reply.Ok();
+  }
+  if (sub == "rewrite" && c.argc() == 2) {
+    if (ReplyIfError(c, c.server.config->Rewrite())) return;
+    return c.reply.Ok();
+  }
+  if (sub == "help" && c.argc() == 2) {
+    static const std::string kHelp[] = {
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        "HELP",
+        "    Print this help."};
+    c.reply.Array(std::size(kHelp));
+    for (const auto& line : kHelp) c.reply.Simple(line);
+    return;
+  }
+  c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +
+                "'. Try CONFIG HELP.");
+}
+
+void DbSizeCommand(CommandContext& c) {
+  c.reply.Integer(c.server.keyspace->KeyCount(c.db()));
+}
+
+bool FlushModeOk(CommandContext& c) {
+  if (c.argc() == 1) return true;
+  if (c.argc() == 2 && (EqualsIgnoreCase(c.arg(1), "async") || EqualsIgnoreCase(c.arg(1), "sync")))
+    return true;
+  c.reply.Error(kSyntaxError);
+  return false;
+}
+
+void FlushDbCommand(CommandContext& c) {
+  if (!FlushModeOk(c)) return;
+  if (ReplyIfError(c, c.server.keyspace->FlushDatabase(c.db()))) return;
+  c.reply.Ok();
+}
+
+void FlushAllCommand(CommandContext& c) {
+  if (!FlushModeOk(c)) return;
+  if (ReplyIfError(c, c.server.keyspace->FlushAll())) return;
+  c.reply.Ok();
+}
+
+void TimeCommand(CommandContext& c) {
+  struct timeval tv;
+  gettimeofday(&tv, nullptr);
+  c.reply.Array(2);
+  c.reply.Bulk(std::to_string(tv.tv_sec));
+  c.reply.Bulk(std::to_string(tv.tv_usec));
+}
+
+void LastSaveCommand(CommandContext& c) {
+  c.reply.Integer(c.server.last_save_unix.load());
+}
+
+// Every write is already durable per the durability mode; SAVE additionally flushes the
+// memtables into SST files, which is what "saved" means for an LSM store.
+Status FlushMemtables(CommandContext& c) {
+  Engine* engine = c.server.keyspace->engine();
+  rocksdb::FlushOptions fo;
+  for (int i = 0; i < kColumnFamilyCount; i++) {
+    rocksdb::Status s = engine->db()->Flush(fo, engine->cf(static_cast<ColumnFamily>(i)));
+    if (!s.ok()) return Status::RedisError("ERR " + s.ToString());
+  }
+  c.server.last_save_unix = time(nullptr);
+  return Status::OK();
+}
+
+void SaveCommand(CommandContext& c) {
+  if (ReplyIfError(c, FlushMemtables(c))) return;
+  c.reply.Ok();
+}
+
+void BgSaveCommand(CommandContext& c) {
+  if (c.argc() > 2 || (c.argc() == 2 && !EqualsIgnoreCase(c.arg(1), "schedule")))
+    return c.reply.Error(kSyntaxError);
+  if (ReplyIfError(c, FlushMemtables(c))) return;
+  c.reply.Simple("Background saving started");
+}
+
+void ShutdownCommand(CommandContext& c) {
+  for (size_t j = 1; j < c.argc(); j++) {
+    std::string opt = ToLower(c.arg(j));
+    if (opt == "abort") return c.reply.Error("ERR No shutdown in progress.");
+    if (opt != "nosave" && opt != "save" && opt != "now" && opt != "force")
+      return c.reply.Error(kSyntaxError);
+  }
+  // Like Redis, a successful SHUTDOWN sends no reply: the connection just closes.
+  c.session.close_after_reply = true;
+  if (c.server.request_shutdown) c.server.request_shutdown();
+}
+
+void SlowlogCommand(CommandContext& c) {
+  std::string sub = ToLower(c.arg(1));
+  if (sub == "len" && c.argc() == 2)
+    return c.reply.Integer(static_cast<int64_t>(c.server.slowlog.Len()));
+  if (sub == "reset" && c.argc() == 2) {
+    c.server.slowlog.Reset();
+    return c.reply.Ok();
+  }
+  if (sub == "get" && c.argc() <= 3) {
+    int64_t count = 10;
+    if (c.argc() == 3) {
+      auto n = ParseInt64(c.arg(2));
+      if (!n || *n < -1) return c.reply.Error("ERR count should be greater than or equal to -1");
+      count = *n == -1 ? INT64_MAX : *n;
+    }
+    auto entries = c.server.slowlog.Get(static_cast<size_t>(count));
+    c.reply.Array(entries.size());
+    for (const auto& e : entries) {
+      c.reply.Array(6);
+      c.reply.Integer(e.id);
+      c.reply.Integer(e.unix_time);
+      c.reply.Integer(e.duration_us);
+      c.reply.BulkArray(e.argv.data(), e.argv.size());
+      c.reply.Bulk(e.client_addr);
+      c.reply.Bulk(e.client_name);
+    }
+    return;
+  }
+  if (sub == "help" && c.argc() == 2) {
+    static const std::string kHelp[] = {
+        "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        "LEN",
+        "    Return the length of the slowlog.",
+        "RESET",
+        "    Reset the slowlog.",
+        "HELP",
+        "    Print this help."};
+    c.reply.Array(std::size(kHelp));
+    for (const auto& line : kHelp) c.reply.Simple(line);
+    return;
+  }
+  c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +
+                "'. Try SLOWLOG HELP.");
+}
+
+void InfoCommand(CommandContext& c) {
+  c.reply.Verbatim(BuildInfo(c.server, c.argv));
+}
+
+constexpr uint32_t kAdm = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
+
+const std::vector<CommandSpec> kServerCommands = {
+    {"config", -2, kAdm, 0, 0, 0, ConfigCommand, "server",
+     "A container for server configuration commands.", "@admin @slow @dangerous"},
+    {"dbsize", 1, kCmdReadOnly | kCmdFast, 0, 0, 0, DbSizeCommand, "server",
+     "Returns the number of keys in the database.", "@keyspace @read @fast"},
+    {"flushdb", -1, kCmdWrite | kCmdExclusive, 0, 0, 0, FlushDbCommand, "server",
+     "Remove all keys from the current database.", "@keyspace @write @slow @dangerous"},
+    {"flushall", -1, kCmdWrite | kCmdExclusive, 0, 0, 0, FlushAllCommand, "server",
+     "Removes all keys from all databases.", "@keyspace @write @slow @dangerous"},
+    {"time", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, TimeCommand, "server",
+     "Returns the server time.", "@fast"},
+    {"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, LastSaveCommand, "server",
+     "Returns the Unix timestamp of the last successful save to disk.", "@admin @fast @dangerous"},
+    {"save", 1, kAdm, 0, 0, 0, SaveCommand, "server",
+     "Flushes memtables to disk (data is always persisted).", "@admin @slow @dangerous"},
+    {"bgsave", -1, kAdm, 0, 0, 0, BgSaveCommand, "server",
+     "Flushes memtables to disk (data is always persisted).", "@admin @slow @dangerous"},
+    {"shutdown", -1, kAdm | kCmdNoMulti, 0, 0, 0, ShutdownCommand, "server",
+     "Synchronously saves the database(s) to disk and shuts down the server.",
+     "@admin @slow @dangerous"},
+    {"slowlog", -2, kCmdAdmin | kCmdLoading | kCmdStale, 0, 0, 0, SlowlogCommand, "server",
+     "A container for slow log commands.", "@admin @slow @dangerous"},
+    {"info", -1, kCmdLoading | kCmdStale, 0, 0, 0, InfoCommand, "server",
+     "Returns information and statistics about the server.", "@slow @dangerous"},
+};
+
+}  // namespace
+
+const std::vector<CommandSpec>& ServerCommands() {
+  return kServerCommands;
+}
+
+}  // namespace basalt

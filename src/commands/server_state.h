@@ -1,0 +1,59 @@
+// ServerState: what every command may reach besides its own session: the keyspace, the config,
+// the other clients, counters and the slow log. One instance lives for the server's lifetime.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "commands/session.h"
+#include "config/config.h"
+#include "stats/counters.h"
+#include "stats/slowlog.h"
+#include "types/expirer.h"
+#include "types/keyspace.h"
+
+namespace basalt {
+
+// SCAN cursors: clients (redis-py among them) expect numeric cursors, while the key space is
+// ordered by key; this maps issued numbers to the key to resume after.
+class ScanCursors {
+ public:
+  uint64_t Issue(std::string resume_key);
+  // False if the cursor is unknown (expired from the map or never issued).
+  bool Lookup(uint64_t cursor, std::string* resume_key);
+
+ private:
+  static constexpr size_t kMaxCursors = 16384;
+  std::mutex mu_;
+  std::unordered_map<uint64_t, std::string> cursors_;
+  std::vector<uint64_t> order_;  // ring of issued cursors, oldest evicted first
+  size_t next_slot_ = 0;
+  uint64_t next_cursor_ = 1;
+};
+
+struct ServerState {
+  Config* config = nullptr;
+  Keyspace* keyspace = nullptr;
+  ActiveExpirer* expirer = nullptr;
+  ClientRegistry clients;
+  SlowLog slowlog;
+  ServerCounters counters;
+  std::vector<CommandCounters> command_counters;  // indexed like CommandTable::all()
+  ScanCursors scan_cursors;
+
+  int64_t start_time_ms = 0;
+  std::atomic<int64_t> last_save_unix{0};
+  std::string executable;
+  std::string run_id;
+  int tcp_port = 0;
+
+  // Asks the process to stop (SHUTDOWN, signals); the network layer provides it.
+  std::function<void()> request_shutdown;
+};
+
+}  // namespace basalt

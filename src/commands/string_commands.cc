@@ -1,0 +1,425 @@
+// String commands: GET/SET and friends, counters, ranges.
+//
+// Strings live whole in the metadata entry. Every handler reads the key once through the
+// Context (lazy expiry applies there) and writes once; TTLs are kept or cleared exactly as
+// Redis does for each command.
+#include <climits>
+#include <cmath>
+
+#include "commands/command_util.h"
+
+namespace basalt {
+
+namespace {
+
+enum ExpireUnit { kSeconds, kMillis };
+
+// Parses an expiry argument into absolute Unix ms, with Redis's checks and error texts.
+std::optional<int64_t> ExpireArg(CommandContext& c, size_t i, ExpireUnit unit, bool absolute,
+                                 const char* command) {
+  auto v = IntArg(c, i);
+  if (!v) return std::nullopt;
+  int64_t ms = *v;
+  std::string invalid = std::string("ERR invalid expire time in '") + command + "' command";
+  if (ms <= 0 || (unit == kSeconds && ms > LLONG_MAX / 1000)) {
+    c.reply.Error(invalid);
+    return std::nullopt;
+  }
+  if (unit == kSeconds) ms *= 1000;
+  if (!absolute) {
+    if (ms > LLONG_MAX - c.ctx.now_ms()) {
+      c.reply.Error(invalid);
+      return std::nullopt;
+    }
+    ms += c.ctx.now_ms();
+  }
+  return ms;
+}
+
+// The expiry options shared by SET and GETEX.
+struct ExpireOptions {
+  bool has_expire = false;
+  bool keep_ttl = false;
+  bool persist = false;
+  int64_t expire_ms = 0;
+};
+
+bool IsExpireOption(std::string_view opt, ExpireUnit* unit, bool* absolute) {
+  if (EqualsIgnoreCase(opt, "ex")) {
+    *unit = kSeconds;
+    *absolute = false;
+  } else if (EqualsIgnoreCase(opt, "px")) {
+    *unit = kMillis;
+    *absolute = false;
+  } else if (EqualsIgnoreCase(opt, "exat")) {
+    *unit = kSeconds;
+    *absolute = true;
+  } else if (EqualsIgnoreCase(opt, "pxat")) {
+    *unit = kMillis;
+    *absolute = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void GetCommand(CommandContext& c) {
+  auto state = LookupString(c, c.arg(1));
+  if (!state) return;
+  CountHit(c, state->live());
+  if (!state->live()) return c.reply.Null();
+  c.reply.Bulk(state->meta.value);
+}
+
+void SetCommand(CommandContext& c) {
+  bool nx = false, xx = false, get = false;
+  ExpireOptions ex;
+  size_t expire_arg = 0;
+  ExpireUnit unit = kSeconds;
+  bool absolute = false;
+  for (size_t j = 3; j < c.argc(); j++) {
+    const std::string& opt = c.arg(j);
+    bool has_next = j + 1 < c.argc();
+    ExpireUnit u;
+    bool abs;
+    if (EqualsIgnoreCase(opt, "nx") && !xx) {
+      nx = true;
+    } else if (EqualsIgnoreCase(opt, "xx") && !nx) {
+      xx = true;
+    } else if (EqualsIgnoreCase(opt, "get")) {
+      get = true;
+    } else if (EqualsIgnoreCase(opt, "keepttl") && !ex.has_expire) {
+      ex.keep_ttl = true;
+    } else if (IsExpireOption(opt, &u, &abs) && !ex.keep_ttl && !ex.has_expire && has_next) {
+      ex.has_expire = true;
+      unit = u;
+      absolute = abs;
+      expire_arg = ++j;
+    } else {
+      return c.reply.Error(kSyntaxError);
+    }
+  }
+  if (ex.has_expire) {
+    auto ms = ExpireArg(c, expire_arg, unit, absolute, "set");
+    if (!ms) return;
+    ex.expire_ms = *ms;
+  }
+  const std::string& key = c.arg(1);
+  auto old = c.ctx.Lookup(c.db(), key);
+  if (ReplyIfError(c, old.status())) return;
+  bool found = old->live();
+  if (get && found && old->meta.type != RedisType::kString) return c.reply.Error(kWrongTypeError);
+  auto reply_old = [&] {
+    if (found) {
+      c.reply.Bulk(old->meta.value);
+    } else {
+      c.reply.Null();
+    }
+  };
+  if ((nx && found) || (xx && !found)) {
+    if (get) return reply_old();
+    return c.reply.Null();
+  }
+  if (get) {
+    reply_old();
+  } else {
+    c.reply.Ok();
+  }
+  int64_t expire = ex.has_expire ? ex.expire_ms : (ex.keep_ttl && found ? old->meta.expire_ms : 0);
+  if (expire != 0 && expire <= c.ctx.now_ms()) {
+    c.ctx.Delete(c.db(), key, *old);  // already in the past: set-then-expire is a delete
+    return;
+  }
+  WriteString(c, key, c.arg(2), expire, *old);
+}
+
+void SetNxCommand(CommandContext& c) {
+  auto old = c.ctx.Lookup(c.db(), c.arg(1));
+  if (ReplyIfError(c, old.status())) return;
+  if (old->live()) return c.reply.Integer(0);
+  WriteString(c, c.arg(1), c.arg(2), 0, *old);
+  c.reply.Integer(1);
+}
+
+void SetExGeneric(CommandContext& c, ExpireUnit unit, const char* name) {
+  auto ms = ExpireArg(c, 2, unit, false, name);
+  if (!ms) return;
+  auto old = c.ctx.Lookup(c.db(), c.arg(1));
+  if (ReplyIfError(c, old.status())) return;
+  WriteString(c, c.arg(1), c.arg(3), *ms, *old);
+  c.reply.Ok();
+}
+
+void SetExCommand(CommandContext& c) {
+  SetExGeneric(c, kSeconds, "setex");
+}
+void PSetExCommand(CommandContext& c) {
+  SetExGeneric(c, kMillis, "psetex");
+}
+
+void GetSetCommand(CommandContext& c) {
+  auto old = LookupString(c, c.arg(1));
+  if (!old) return;
+  if (old->live()) {
+    c.reply.Bulk(old->meta.value);
+  } else {
+    c.reply.Null();
+  }
+  WriteString(c, c.arg(1), c.arg(2), 0, *old);
+}
+
+void GetDelCommand(CommandContext& c) {
+  auto old = LookupString(c, c.arg(1));
+  if (!old) return;
+  if (!old->live()) return c.reply.Null();
+  c.reply.Bulk(old->meta.value);
+  c.ctx.Delete(c.db(), c.arg(1), *old);
+}
+
+void GetExCommand(CommandContext& c) {
+  ExpireOptions ex;
+  size_t expire_arg = 0;
+  ExpireUnit unit = kSeconds;
+  bool absolute = false;
+  for (size_t j = 2; j < c.argc(); j++) {
+    const std::string& opt = c.arg(j);
+    ExpireUnit u;
+    bool abs;
+    if (EqualsIgnoreCase(opt, "persist") && !ex.has_expire) {
+      ex.persist = true;
+    } else if (IsExpireOption(opt, &u, &abs) && !ex.persist && !ex.has_expire && j + 1 < c.argc()) {
+      ex.has_expire = true;
+      unit = u;
+      absolute = abs;
+      expire_arg = ++j;
+    } else {
+      return c.reply.Error(kSyntaxError);
+    }
+  }
+  if (ex.has_expire) {
+    auto ms = ExpireArg(c, expire_arg, unit, absolute, "getex");
+    if (!ms) return;
+    ex.expire_ms = *ms;
+  }
+  auto old = LookupString(c, c.arg(1));
+  if (!old) return;
+  if (!old->live()) return c.reply.Null();
+  c.reply.Bulk(old->meta.value);
+  if (ex.has_expire && ex.expire_ms <= c.ctx.now_ms()) {
+    c.ctx.Delete(c.db(), c.arg(1), *old);
+  } else if (ex.has_expire) {
+    WriteString(c, c.arg(1), old->meta.value, ex.expire_ms, *old);
+  } else if (ex.persist && old->meta.expire_ms != 0) {
+    WriteString(c, c.arg(1), old->meta.value, 0, *old);
+  }
+}
+
+void MGetCommand(CommandContext& c) {
+  c.reply.Array(c.argc() - 1);
+  for (size_t i = 1; i < c.argc(); i++) {
+    auto state = c.ctx.Lookup(c.db(), c.arg(i));
+    if (state.ok() && state->live() && state->meta.type == RedisType::kString) {
+      CountHit(c, true);
+      c.reply.Bulk(state->meta.value);
+    } else {
+      CountHit(c, false);
+      c.reply.Null();
+    }
+  }
+}
+
+void MSetGeneric(CommandContext& c, bool nx) {
+  if (c.argc() % 2 == 0) return c.reply.Error(WrongArityError(nx ? "msetnx" : "mset"));
+  if (nx) {
+    for (size_t i = 1; i < c.argc(); i += 2) {
+      auto old = c.ctx.Lookup(c.db(), c.arg(i));
+      if (ReplyIfError(c, old.status())) return;
+      if (old->live()) return c.reply.Integer(0);
+    }
+  }
+  for (size_t i = 1; i < c.argc(); i += 2) {
+    // A key named twice: the later value wins and the earlier write is what it replaces.
+    auto current = c.ctx.Lookup(c.db(), c.arg(i));
+    if (ReplyIfError(c, current.status())) return;
+    WriteString(c, c.arg(i), c.arg(i + 1), 0, *current);
+  }
+  if (nx) return c.reply.Integer(1);
+  c.reply.Ok();
+}
+
+void MSetCommand(CommandContext& c) {
+  MSetGeneric(c, false);
+}
+void MSetNxCommand(CommandContext& c) {
+  MSetGeneric(c, true);
+}
+
+void AppendCommand(CommandContext& c) {
+  auto old = LookupString(c, c.arg(1));
+  if (!old) return;
+  std::string value = old->live() ? old->meta.value : std::string();
+  if (!CheckStringSize(c, value.size() + c.arg(2).size())) return;
+  value += c.arg(2);
+  c.reply.Integer(static_cast<int64_t>(value.size()));
+  WriteString(c, c.arg(1), std::move(value), old->live() ? old->meta.expire_ms : 0, *old);
+}
+
+void StrlenCommand(CommandContext& c) {
+  auto state = LookupString(c, c.arg(1));
+  if (!state) return;
+  c.reply.Integer(state->live() ? static_cast<int64_t>(state->meta.value.size()) : 0);
+}
+
+void IncrByGeneric(CommandContext& c, int64_t delta) {
+  auto old = LookupString(c, c.arg(1));
+  if (!old) return;
+  int64_t current = 0;
+  if (old->live()) {
+    auto v = ParseInt64(old->meta.value);
+    if (!v) return c.reply.Error(kNotIntegerError);
+    current = *v;
+  }
+  if ((delta < 0 && current < 0 && delta < LLONG_MIN - current) ||
+      (delta > 0 && current > 0 && delta > LLONG_MAX - current)) {
+    return c.reply.Error("ERR increment or decrement would overflow");
+  }
+  int64_t result = current + delta;
+  c.reply.Integer(result);
+  WriteString(c, c.arg(1), std::to_string(result), old->live() ? old->meta.expire_ms : 0, *old);
+}
+
+void IncrCommand(CommandContext& c) {
+  IncrByGeneric(c, 1);
+}
+void DecrCommand(CommandContext& c) {
+  IncrByGeneric(c, -1);
+}
+void IncrByCommand(CommandContext& c) {
+  auto d = IntArg(c, 2);
+  if (d) IncrByGeneric(c, *d);
+}
+void DecrByCommand(CommandContext& c) {
+  auto d = IntArg(c, 2);
+  if (!d) return;
+  if (*d == LLONG_MIN) return c.reply.Error("ERR decrement would overflow");
+  IncrByGeneric(c, -*d);
+}
+
+void IncrByFloatCommand(CommandContext& c) {
+  auto incr = ParseLongDouble(c.arg(2));
+  if (!incr) return c.reply.Error(kNotFloatError);
+  auto old = LookupString(c, c.arg(1));
+  if (!old) return;
+  long double current = 0;
+  if (old->live()) {
+    auto v = ParseLongDouble(old->meta.value);
+    if (!v) return c.reply.Error(kNotFloatError);
+    current = *v;
+  }
+  long double result = current + *incr;
+  if (std::isnan(result) || std::isinf(result))
+    return c.reply.Error("ERR increment would produce NaN or Infinity");
+  std::string text = FormatLongDouble(result);
+  c.reply.Bulk(text);
+  WriteString(c, c.arg(1), std::move(text), old->live() ? old->meta.expire_ms : 0, *old);
+}
+
+void GetRangeCommand(CommandContext& c) {
+  auto start = IntArg(c, 2);
+  if (!start) return;
+  auto end = IntArg(c, 3);
+  if (!end) return;
+  auto state = LookupString(c, c.arg(1));
+  if (!state) return;
+  const std::string empty;
+  const std::string& s = state->live() ? state->meta.value : empty;
+  int64_t len = static_cast<int64_t>(s.size());
+  int64_t from = *start, to = *end;
+  if (from < 0 && to < 0 && from > to) return c.reply.Bulk("");
+  if (from < 0) from += len;
+  if (to < 0) to += len;
+  if (from < 0) from = 0;
+  if (to < 0) to = 0;
+  if (to >= len) to = len - 1;
+  if (from > to || len == 0) return c.reply.Bulk("");
+  c.reply.Bulk(std::string_view(s).substr(from, to - from + 1));
+}
+
+void SetRangeCommand(CommandContext& c) {
+  auto offset = IntArg(c, 2);
+  if (!offset) return;
+  if (*offset < 0) return c.reply.Error("ERR offset is out of range");
+  auto old = LookupString(c, c.arg(1));
+  if (!old) return;
+  const std::string& patch = c.arg(3);
+  if (!old->live() && patch.empty()) return c.reply.Integer(0);
+  std::string value = old->live() ? old->meta.value : std::string();
+  if (patch.empty()) return c.reply.Integer(static_cast<int64_t>(value.size()));
+  if (!CheckStringSize(c, static_cast<uint64_t>(*offset) + patch.size())) return;
+  size_t needed = static_cast<size_t>(*offset) + patch.size();
+  if (value.size() < needed) value.resize(needed, '\0');
+  value.replace(static_cast<size_t>(*offset), patch.size(), patch);
+  c.reply.Integer(static_cast<int64_t>(value.size()));
+  WriteString(c, c.arg(1), std::move(value), old->live() ? old->meta.expire_ms : 0, *old);
+}
+
+constexpr uint32_t kW = kCmdWrite | kCmdDenyOom;
+constexpr uint32_t kR = kCmdReadOnly;
+
+const std::vector<CommandSpec> kStringCommands = {
+    {"get", 2, kR | kCmdFast, 1, 1, 1, GetCommand, "string", "Returns the string value of a key.",
+     "@read @string @fast"},
+    {"set", -3, kW, 1, 1, 1, SetCommand, "string",
+     "Sets the string value of a key, ignoring its type.", "@write @string @slow"},
+    {"setnx", 3, kW | kCmdFast, 1, 1, 1, SetNxCommand, "string",
+     "Set the string value of a key only when the key doesn't exist.", "@write @string @fast"},
+    {"setex", 4, kW, 1, 1, 1, SetExCommand, "string",
+     "Sets the string value and expiration time of a key.", "@write @string @slow"},
+    {"psetex", 4, kW, 1, 1, 1, PSetExCommand, "string",
+     "Sets the string value and expiration time in milliseconds of a key.", "@write @string @slow"},
+    {"getset", 3, kW | kCmdFast, 1, 1, 1, GetSetCommand, "string",
+     "Returns the previous string value of a key after setting it to a new value.",
+     "@write @string @fast"},
+    {"getdel", 2, kCmdWrite | kCmdFast, 1, 1, 1, GetDelCommand, "string",
+     "Returns the string value of a key after deleting the key.", "@write @string @fast"},
+    {"getex", -2, kCmdWrite | kCmdFast, 1, 1, 1, GetExCommand, "string",
+     "Returns the string value of a key after setting its expiration time.",
+     "@write @string @fast"},
+    {"mget", -2, kR | kCmdFast, 1, -1, 1, MGetCommand, "string",
+     "Atomically returns the string values of one or more keys.", "@read @string @fast"},
+    {"mset", -3, kW, 1, -1, 2, MSetCommand, "string",
+     "Atomically creates or modifies the string values of one or more keys.",
+     "@write @string @slow"},
+    {"msetnx", -3, kW, 1, -1, 2, MSetNxCommand, "string",
+     "Atomically modifies the string values of one or more keys only when all keys don't exist.",
+     "@write @string @slow"},
+    {"append", 3, kW | kCmdFast, 1, 1, 1, AppendCommand, "string",
+     "Appends a string to the value of a key. Creates the key if it doesn't exist.",
+     "@write @string @fast"},
+    {"strlen", 2, kR | kCmdFast, 1, 1, 1, StrlenCommand, "string",
+     "Returns the length of a string value.", "@read @string @fast"},
+    {"incr", 2, kW | kCmdFast, 1, 1, 1, IncrCommand, "string",
+     "Increments the integer value of a key by one.", "@write @string @fast"},
+    {"decr", 2, kW | kCmdFast, 1, 1, 1, DecrCommand, "string",
+     "Decrements the integer value of a key by one.", "@write @string @fast"},
+    {"incrby", 3, kW | kCmdFast, 1, 1, 1, IncrByCommand, "string",
+     "Increments the integer value of a key by a number.", "@write @string @fast"},
+    {"decrby", 3, kW | kCmdFast, 1, 1, 1, DecrByCommand, "string",
+     "Decrements a number from the integer value of a key.", "@write @string @fast"},
+    {"incrbyfloat", 3, kW | kCmdFast, 1, 1, 1, IncrByFloatCommand, "string",
+     "Increment the floating point value of a key by a number.", "@write @string @fast"},
+    {"getrange", 4, kR, 1, 1, 1, GetRangeCommand, "string",
+     "Returns a substring of the string stored at a key.", "@read @string @slow"},
+    {"substr", 4, kR, 1, 1, 1, GetRangeCommand, "string",
+     "Returns a substring from a string value.", "@read @string @slow"},
+    {"setrange", 4, kW, 1, 1, 1, SetRangeCommand, "string",
+     "Overwrites a part of a string value with another by an offset.", "@write @string @slow"},
+};
+
+}  // namespace
+
+const std::vector<CommandSpec>& StringCommands() {
+  return kStringCommands;
+}
+
+}  // namespace basalt

@@ -1,0 +1,236 @@
+#include "common/strutil.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace basalt {
+
+std::optional<int64_t> ParseInt64(std::string_view s) {
+  if (s.empty() || s.size() > 20) return std::nullopt;
+  size_t i = 0;
+  bool negative = false;
+  if (s[0] == '-') {
+    negative = true;
+    i = 1;
+    if (s.size() == 1) return std::nullopt;
+  }
+  if (s[i] == '0') {
+    // "0" alone is fine; "-0" and "01" are not canonical.
+    if (s.size() == 1) return 0;
+    return std::nullopt;
+  }
+  uint64_t v = 0;
+  for (; i < s.size(); i++) {
+    char c = s[i];
+    if (c < '0' || c > '9') return std::nullopt;
+    uint64_t digit = static_cast<uint64_t>(c - '0');
+    if (v > (UINT64_MAX - digit) / 10) return std::nullopt;
+    v = v * 10 + digit;
+  }
+  if (negative) {
+    if (v > static_cast<uint64_t>(INT64_MAX) + 1) return std::nullopt;
+    return static_cast<int64_t>(0 - v);
+  }
+  if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+std::optional<long double> ParseLongDouble(std::string_view s, bool allow_inf) {
+  if (s.empty() || s.size() >= 5120) return std::nullopt;
+  if (isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  std::string buf(s);
+  char* end = nullptr;
+  errno = 0;
+  long double v = strtold(buf.c_str(), &end);
+  if (end != buf.c_str() + buf.size()) return std::nullopt;
+  if (isspace(static_cast<unsigned char>(buf.back()))) return std::nullopt;
+  if (std::isnan(v)) return std::nullopt;
+  if (std::isinf(v) && !allow_inf) return std::nullopt;
+  if (errno == ERANGE && !std::isinf(v) && v != 0) return std::nullopt;
+  return v;
+}
+
+std::optional<double> ParseDouble(std::string_view s, bool allow_inf) {
+  if (s.empty() || s.size() >= 5120) return std::nullopt;
+  if (isspace(static_cast<unsigned char>(s[0]))) return std::nullopt;
+  std::string buf(s);
+  char* end = nullptr;
+  errno = 0;
+  double v = strtod(buf.c_str(), &end);
+  if (end != buf.c_str() + buf.size()) return std::nullopt;
+  if (std::isnan(v)) return std::nullopt;
+  if (std::isinf(v) && !allow_inf) return std::nullopt;
+  return v;
+}
+
+std::optional<int64_t> ParseMemory(std::string_view s) {
+  std::string lower = ToLower(s);
+  int64_t mul = 1;
+  static const struct {
+    const char* suffix;
+    int64_t mul;
+  } kUnits[] = {{"kb", 1024}, {"mb", 1024 * 1024}, {"gb", 1024LL * 1024 * 1024},
+                {"k", 1000},  {"m", 1000 * 1000},  {"g", 1000LL * 1000 * 1000},
+                {"b", 1}};
+  std::string_view digits = lower;
+  for (const auto& unit : kUnits) {
+    size_t n = strlen(unit.suffix);
+    if (digits.size() > n && digits.substr(digits.size() - n) == unit.suffix) {
+      digits.remove_suffix(n);
+      mul = unit.mul;
+      break;
+    }
+  }
+  auto v = ParseInt64(digits);
+  if (!v || *v < 0) return std::nullopt;
+  if (*v > INT64_MAX / mul) return std::nullopt;
+  return *v * mul;
+}
+
+std::string FormatLongDouble(long double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[5600];
+  int len = snprintf(buf, sizeof(buf), "%.17Lf", v);
+  if (len <= 0 || static_cast<size_t>(len) >= sizeof(buf)) return "0";
+  if (strchr(buf, '.') != nullptr) {
+    char* p = buf + len - 1;
+    while (*p == '0') {
+      p--;
+      len--;
+    }
+    if (*p == '.') len--;
+  }
+  if (len == 2 && buf[0] == '-' && buf[1] == '0') return "0";
+  return std::string(buf, len);
+}
+
+std::string FormatDouble(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[128];
+  int len = snprintf(buf, sizeof(buf), "%.17g", v);
+  return std::string(buf, len);
+}
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); i++) {
+    if (tolower(static_cast<unsigned char>(a[i])) != tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  }
+  return true;
+}
+
+namespace {
+
+// Recursive glob matcher with a nesting limit so that hostile patterns such as
+// "*a*a*a*...*b" cannot take exponential time: Redis caps the recursion the same way.
+bool GlobMatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool nocase, int nesting,
+                   bool* skip_longer) {
+  if (nesting > 1000) return false;
+  auto fold = [nocase](char c) {
+    return nocase ? static_cast<char>(tolower(static_cast<unsigned char>(c))) : c;
+  };
+  while (plen && slen) {
+    switch (p[0]) {
+      case '*':
+        while (plen > 1 && p[1] == '*') {
+          p++;
+          plen--;
+        }
+        if (plen == 1) return true;
+        while (slen) {
+          if (GlobMatchImpl(p + 1, plen - 1, s, slen, nocase, nesting + 1, skip_longer))
+            return true;
+          if (*skip_longer) return false;
+          s++;
+          slen--;
+        }
+        *skip_longer = true;
+        return false;
+      case '?':
+        s++;
+        slen--;
+        break;
+      case '[': {
+        p++;
+        plen--;
+        bool negate = plen && p[0] == '^';
+        if (negate) {
+          p++;
+          plen--;
+        }
+        bool match = false;
+        while (plen) {
+          if (p[0] == '\\' && plen >= 2) {
+            p++;
+            plen--;
+            if (fold(p[0]) == fold(s[0])) match = true;
+          } else if (p[0] == ']') {
+            break;
+          } else if (plen >= 3 && p[1] == '-') {
+            char start = fold(p[0]), end = fold(p[2]), c = fold(s[0]);
+            if (start > end) std::swap(start, end);
+            if (c >= start && c <= end) match = true;
+            p += 2;
+            plen -= 2;
+          } else if (fold(p[0]) == fold(s[0])) {
+            match = true;
+          }
+          p++;
+          plen--;
+        }
+        if (plen == 0) {
+          // Unterminated class: Redis treats the end of pattern as the closing bracket.
+          p--;
+          plen++;
+        }
+        if (negate) match = !match;
+        if (!match) return false;
+        s++;
+        slen--;
+        break;
+      }
+      case '\\':
+        if (plen >= 2) {
+          p++;
+          plen--;
+        }
+        [[fallthrough]];
+      default:
+        if (fold(p[0]) != fold(s[0])) return false;
+        s++;
+        slen--;
+        break;
+    }
+    p++;
+    plen--;
+    if (slen == 0) {
+      while (plen && *p == '*') {
+        p++;
+        plen--;
+      }
+      break;
+    }
+  }
+  return plen == 0 && slen == 0;
+}
+
+}  // namespace
+
+bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase) {
+  bool skip_longer = false;
+  return GlobMatchImpl(pattern.data(), pattern.size(), text.data(), text.size(), nocase, 0,
+                       &skip_longer);
+}
+
+}  // namespace basalt

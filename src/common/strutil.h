@@ -1,0 +1,37 @@
+// String parsing and formatting with Redis's exact rules.
+//
+// Redis is strict about numbers ("+1", " 1", "01" are not integers) and has its own float
+// formatting; clients and test suites depend on both, so these helpers follow Redis's util.c
+// behaviour rather than the C library's looser defaults.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace basalt {
+
+// A signed 64-bit integer in canonical decimal form (Redis string2ll).
+std::optional<int64_t> ParseInt64(std::string_view s);
+
+// A finite or infinite double as Redis accepts it for scores and INCRBYFLOAT: no spaces, no
+// NaN. `allow_inf` lets "inf"/"-inf"/"+inf" through.
+std::optional<long double> ParseLongDouble(std::string_view s, bool allow_inf = false);
+std::optional<double> ParseDouble(std::string_view s, bool allow_inf = true);
+
+// A size such as "512", "64kb", "1mb", "2gb" (redis.conf units, case-insensitive).
+std::optional<int64_t> ParseMemory(std::string_view s);
+
+// INCRBYFLOAT's reply format: up to 17 fractional digits with trailing zeros removed.
+std::string FormatLongDouble(long double v);
+// Scores and other doubles: "%.17g" style, "inf"/"-inf".
+std::string FormatDouble(double v);
+
+std::string ToLower(std::string_view s);
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// Redis glob matching: '*', '?', '[...]' with ranges and '^' negation, '\' escapes.
+bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase = false);
+
+}  // namespace basalt

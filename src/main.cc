@@ -1,0 +1,164 @@
+// basalt-server: start-up and shutdown.
+//
+//   basalt-server [config-file] [--key value ...]
+//   basalt-server -c config-file [--key value ...]
+//
+// Like redis-server, every config key may also be given on the command line and overrides the
+// file. A bad key or value stops start-up with a message naming it.
+#include <gflags/gflags.h>
+#include <glog/logging.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <random>
+
+#include "commands/command_table.h"
+#include "commands/server_state.h"
+#include "common/clock.h"
+#include "config/config.h"
+#include "net/server.h"
+#include "types/expirer.h"
+#include "types/keyspace.h"
+
+namespace {
+
+void Usage() {
+  std::cerr << "Usage: basalt-server [config-file] [--key value ...]\n"
+               "       basalt-server -c config-file [--key value ...]\n"
+               "       basalt-server --version\n";
+}
+
+// Applies the config file and command-line overrides. Returns false after printing why.
+bool LoadConfig(int argc, char** argv, basalt::Config* config) {
+  std::string file;
+  int i = 1;
+  if (i < argc && (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0)) {
+    if (i + 1 >= argc) {
+      Usage();
+      return false;
+    }
+    file = argv[i + 1];
+    i += 2;
+  } else if (i < argc && strncmp(argv[i], "--", 2) != 0) {
+    file = argv[i++];
+  }
+  if (!file.empty()) {
+    basalt::Status s = config->LoadFile(file);
+    if (!s.ok()) {
+      std::cerr << "basalt-server: " << s.message() << "\n";
+      return false;
+    }
+  }
+  for (; i < argc; i++) {
+    if (strncmp(argv[i], "--", 2) != 0 || i + 1 >= argc) {
+      std::cerr << "basalt-server: expected '--key value' at '" << argv[i] << "'\n";
+      Usage();
+      return false;
+    }
+    std::string name = argv[i] + 2;
+    basalt::Status s = config->SetAtStartup(name, argv[++i]);
+    if (s.IsNotFound()) {
+      std::cerr << "basalt-server: unknown config key '" << name << "' on the command line\n";
+      return false;
+    }
+    if (!s.ok()) {
+      std::cerr << "basalt-server: bad value for '" << name << "': " << s.message() << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
+void SetUpLogging(const basalt::Config& config, const char* argv0) {
+  std::string logfile = config.GetString("logfile");
+  if (logfile.empty()) {
+    FLAGS_logtostderr = true;
+  } else {
+    FLAGS_log_dir = std::filesystem::path(logfile).parent_path().string();
+    FLAGS_alsologtostderr = false;
+  }
+  std::string level = config.GetString("loglevel");
+  FLAGS_minloglevel = level == "warning" ? google::GLOG_WARNING : google::GLOG_INFO;
+  google::InitGoogleLogging(argv0);
+  if (!logfile.empty()) google::SetLogDestination(google::GLOG_INFO, logfile.c_str());
+}
+
+std::string RandomRunId() {
+  std::random_device rd;
+  std::mt19937_64 rng(rd());
+  static const char kHex[] = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 40; i++) id.push_back(kHex[rng() % 16]);
+  return id;
+}
+
+std::string ExecutablePath(const char* argv0) {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return argv0;
+  return std::string(buf, n);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc == 2 && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-v") == 0)) {
+    std::cout << "basalt-server 0.1.0 (Redis 7.0 protocol compatible)\n";
+    return 0;
+  }
+  if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+    Usage();
+    return 0;
+  }
+  basalt::Config config;
+  if (!LoadConfig(argc, argv, &config)) return 1;
+  SetUpLogging(config, argv[0]);
+
+  std::string dir = config.GetString("dir");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    LOG(ERROR) << "can't create data directory '" << dir << "': " << ec.message();
+    return 1;
+  }
+  auto keyspace = basalt::Keyspace::Open(&config);
+  if (!keyspace.ok()) {
+    LOG(ERROR) << keyspace.status().message();
+    return 1;
+  }
+  basalt::ActiveExpirer expirer(keyspace->get(), &config);
+
+  basalt::ServerState state;
+  state.config = &config;
+  state.keyspace = keyspace->get();
+  state.expirer = &expirer;
+  state.command_counters =
+      std::vector<basalt::CommandCounters>(basalt::CommandTable::Get().all().size());
+  state.start_time_ms = basalt::UnixMillis();
+  state.last_save_unix = state.start_time_ms / 1000;
+  state.executable = ExecutablePath(argv[0]);
+  state.run_id = RandomRunId();
+  state.tcp_port = static_cast<int>(config.GetInt("port"));
+
+  basalt::NetworkServer server(&state);
+  basalt::Status s = server.Start();
+  if (!s.ok()) {
+    LOG(ERROR) << s.message();
+    return 1;
+  }
+  expirer.Start();
+  LOG(INFO) << "Basalt ready: data in " << dir << ", durability " << config.GetString("durability");
+  server.Run();
+
+  LOG(INFO) << "stopping: closing connections and syncing data";
+  expirer.Stop();
+  (*keyspace)->Close();
+  LOG(INFO) << "Basalt stopped cleanly";
+  return 0;
+}

@@ -1,0 +1,104 @@
+#include "net/connection.h"
+
+#include <event2/buffer.h>
+#include <glog/logging.h>
+
+#include "commands/dispatcher.h"
+#include "commands/transactions.h"
+#include "net/worker.h"
+
+namespace basalt {
+
+namespace {
+constexpr size_t kFlushThreshold = 64 * 1024;  // write out long pipelines' replies in chunks
+}
+
+Connection::Connection(Worker* worker, int fd, std::shared_ptr<Session> session)
+    : worker_(worker), session_(std::move(session)) {
+  bev_ = bufferevent_socket_new(worker->base(), fd, BEV_OPT_CLOSE_ON_FREE);
+}
+
+Connection::~Connection() {
+  ResetTransaction(*worker_->state(), *session_);
+  worker_->state()->clients.Remove(session_->id);
+  if (bev_ != nullptr) bufferevent_free(bev_);
+}
+
+void Connection::Start() {
+  bufferevent_setcb(bev_, OnRead, OnWrite, OnEvent, this);
+  bufferevent_enable(bev_, EV_READ | EV_WRITE);
+}
+
+void Connection::Close() {
+  worker_->Forget(session_->id);
+}  // destroys this
+
+void Connection::OnRead(bufferevent*, void* arg) {
+  static_cast<Connection*>(arg)->HandleInput();
+}
+
+void Connection::OnWrite(bufferevent* bev, void* arg) {
+  auto* self = static_cast<Connection*>(arg);
+  if (self->closing_ && evbuffer_get_length(bufferevent_get_output(bev)) == 0) self->Close();
+}
+
+void Connection::OnEvent(bufferevent*, short events, void* arg) {
+  auto* self = static_cast<Connection*>(arg);
+  if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) self->Close();
+}
+
+void Connection::Flush(std::string& out) {
+  if (out.empty()) return;
+  worker_->state()->counters.net_output_bytes.fetch_add(static_cast<int64_t>(out.size()),
+                                                        std::memory_order_relaxed);
+  bufferevent_write(bev_, out.data(), out.size());
+  out.clear();
+}
+
+void Connection::HandleInput() {
+  ServerState* state = worker_->state();
+  evbuffer* in = bufferevent_get_input(bev_);
+  size_t len = evbuffer_get_length(in);
+  if (closing_) {
+    evbuffer_drain(in, len);
+    return;
+  }
+  int n = evbuffer_peek(in, -1, nullptr, nullptr, 0);
+  std::vector<evbuffer_iovec> chunks(n > 0 ? n : 0);
+  evbuffer_peek(in, -1, nullptr, chunks.data(), n);
+  for (const auto& chunk : chunks)
+    reader_.Feed(static_cast<const char*>(chunk.iov_base), chunk.iov_len);
+  evbuffer_drain(in, len);
+  state->counters.net_input_bytes.fetch_add(static_cast<int64_t>(len), std::memory_order_relaxed);
+
+  RespReader::Limits limits;
+  limits.max_bulk_len = state->config->proto_max_bulk_len.load(std::memory_order_relaxed);
+  std::string out;
+  std::vector<std::string> argv;
+  while (!closing_) {
+    limits.authenticated = session_->authenticated;
+    RespReader::Result r = reader_.Next(&argv, limits);
+    if (r == RespReader::Result::kNeedMore) break;
+    if (r == RespReader::Result::kError) {
+      out += "-ERR " + reader_.error() + "\r\n";
+      closing_ = true;
+      break;
+    }
+    Dispatch(*state, *session_, argv, &out);
+    if (session_->close_after_reply) closing_ = true;
+    if (out.size() >= kFlushThreshold) Flush(out);
+  }
+  session_->query_buffer_bytes = reader_.buffered();
+  if (!closing_ && static_cast<int64_t>(reader_.buffered()) >
+                       state->config->client_query_buffer_limit.load(std::memory_order_relaxed)) {
+    LOG(WARNING) << "closing client " << session_->addr << ": query buffer limit exceeded";
+    return Close();
+  }
+  Flush(out);
+  if (closing_) {
+    bufferevent_disable(bev_, EV_READ);
+    if (evbuffer_get_length(bufferevent_get_output(bev_)) == 0) Close();
+  }
+}
+
+}  // namespace basalt

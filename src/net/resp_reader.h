@@ -1,0 +1,55 @@
+// RespReader: turns a client's input bytes into command argument vectors.
+//
+// Accepts RESP multibulk requests and inline (telnet-style) commands, pipelined back to back,
+// and follows Redis's framing rules and error texts exactly ("Protocol error: invalid bulk
+// length", ...). It works incrementally: feed whatever arrived, take the whole commands that
+// are complete, and the partial tail stays buffered. A framing error is final for the
+// connection. Limits (bulk length, multibulk count, inline size) are checked before memory is
+// reserved, so a hostile length costs nothing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace basalt {
+
+class RespReader {
+ public:
+  enum class Result { kCommand, kNeedMore, kError };
+
+  struct Limits {
+    int64_t max_bulk_len = 512LL * 1024 * 1024;
+    int64_t max_multibulk_len = 1024 * 1024;  // Redis: INT_MAX; far lower is kinder to memory
+    bool authenticated = true;                // unauthenticated clients get tight limits
+  };
+
+  void Feed(const char* data, size_t len) { buffer_.append(data, len); }
+  // Parses the next command into *argv. kError leaves the message in error().
+  Result Next(std::vector<std::string>* argv, const Limits& limits);
+  const std::string& error() const { return error_; }
+  // Bytes received but not yet parsed into a command (for the query buffer limit and INFO).
+  size_t buffered() const { return buffer_.size() - pos_; }
+
+ private:
+  Result ParseInline(std::vector<std::string>* argv);
+  Result ParseMultibulk(std::vector<std::string>* argv, const Limits& limits);
+  Result Fail(const std::string& msg);
+  void Compact();
+
+  std::string buffer_;
+  size_t pos_ = 0;
+  // State of a multibulk request that is only partly received.
+  int64_t multibulk_remaining_ = 0;
+  int64_t bulk_len_ = -1;
+  std::vector<std::string> pending_;
+  std::string error_;
+};
+
+// Splits an inline command line like Redis's sdssplitargs: whitespace separated, "double
+// quotes" with \n \r \t \b \a \\ \" \xHH escapes, 'single quotes' with \' only. Returns false
+// for unbalanced quotes.
+bool SplitInlineArgs(std::string_view line, std::vector<std::string>* args);
+
+}  // namespace basalt

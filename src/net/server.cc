@@ -1,0 +1,162 @@
+#include "net/server.h"
+
+#include <arpa/inet.h>
+#include <event2/thread.h>
+#include <glog/logging.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "net/worker.h"
+
+namespace basalt {
+
+namespace {
+
+constexpr const char* kProtectedModeText =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no password "
+    "is set for the default user. In this mode connections are only accepted from the loopback "
+    "interface. If you want to connect from external computers to Redis you may adopt one of the "
+    "following solutions: 1) Just disable protected mode sending the command 'CONFIG SET "
+    "protected-mode no' from the loopback interface by connecting to Redis from the same host the "
+    "server is running, however MAKE SURE Redis is not publicly accessible from internet if you do "
+    "so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable "
+    "the protected mode by editing the Redis configuration file, and setting the protected mode "
+    "option to 'no', and then restarting the server. 3) If you started the server manually just "
+    "for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication "
+    "password for the default user. NOTE: You only need to do one of the above things in order "
+    "for the server to start accepting connections from the outside.\r\n";
+
+std::string FormatAddress(const sockaddr* addr) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (addr->sa_family == AF_INET) {
+    auto* in = reinterpret_cast<const sockaddr_in*>(addr);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+    port = ntohs(in->sin_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  if (addr->sa_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+    port = ntohs(in6->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
+bool IsLoopback(const sockaddr* addr) {
+  if (addr->sa_family == AF_INET) {
+    auto* in = reinterpret_cast<const sockaddr_in*>(addr);
+    return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+  }
+  if (addr->sa_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
+    return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+  }
+  return addr->sa_family == AF_UNIX;
+}
+
+void RejectWith(int fd, const char* text) {
+  ssize_t ignored = write(fd, text, strlen(text));
+  (void)ignored;
+  close(fd);
+}
+
+}  // namespace
+
+NetworkServer::NetworkServer(ServerState* state) : state_(state) {
+  evthread_use_pthreads();
+  base_ = event_base_new();
+}
+
+NetworkServer::~NetworkServer() {
+  if (listener_ != nullptr) evconnlistener_free(listener_);
+  workers_.clear();
+  if (sigterm_ != nullptr) event_free(sigterm_);
+  if (sigint_ != nullptr) event_free(sigint_);
+  event_base_free(base_);
+}
+
+Status NetworkServer::Start() {
+  std::string bind = state_->config->GetString("bind");
+  std::string port = std::to_string(state_->config->GetInt("port"));
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* res = nullptr;
+  int rc = getaddrinfo(bind.c_str(), port.c_str(), &hints, &res);
+  if (rc != 0)
+    return Status::InvalidArgument("can't resolve bind address '" + bind +
+                                   "': " + gai_strerror(rc));
+  listener_ =
+      evconnlistener_new_bind(base_, OnAccept, this, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 511,
+                              res->ai_addr, static_cast<int>(res->ai_addrlen));
+  freeaddrinfo(res);
+  if (listener_ == nullptr)
+    return Status::IOError("can't listen on " + bind + ":" + port + ": " + strerror(errno));
+
+  signal(SIGPIPE, SIG_IGN);
+  auto stop = [](evutil_socket_t, short, void* arg) {
+    LOG(INFO) << "received a stop signal, shutting down";
+    static_cast<NetworkServer*>(arg)->RequestStop();
+  };
+  sigterm_ = evsignal_new(base_, SIGTERM, stop, this);
+  sigint_ = evsignal_new(base_, SIGINT, stop, this);
+  event_add(sigterm_, nullptr);
+  event_add(sigint_, nullptr);
+
+  int n = static_cast<int>(state_->config->GetInt("workers"));
+  for (int i = 0; i < n; i++) {
+    workers_.push_back(std::make_unique<Worker>(state_));
+    workers_.back()->Start();
+  }
+  state_->request_shutdown = [this] { RequestStop(); };
+  LOG(INFO) << "listening on " << bind << ":" << port << " with " << n << " workers";
+  return Status::OK();
+}
+
+void NetworkServer::Run() {
+  event_base_dispatch(base_);
+  if (listener_ != nullptr) {
+    evconnlistener_free(listener_);
+    listener_ = nullptr;
+  }
+  for (auto& w : workers_) w->Stop();
+}
+
+void NetworkServer::RequestStop() {
+  event_base_loopbreak(base_);
+}
+
+void NetworkServer::OnAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int, void* arg) {
+  static_cast<NetworkServer*>(arg)->Accept(fd, addr);
+}
+
+void NetworkServer::Accept(evutil_socket_t fd, const sockaddr* addr) {
+  Config* config = state_->config;
+  if (static_cast<int64_t>(state_->clients.size()) >= config->maxclients.load()) {
+    state_->counters.rejected_connections++;
+    return RejectWith(fd, "-ERR max number of clients reached\r\n");
+  }
+  if (config->GetBool("protected-mode") && config->GetString("requirepass").empty() &&
+      !IsLoopback(addr)) {
+    state_->counters.rejected_connections++;
+    return RejectWith(fd, kProtectedModeText);
+  }
+  state_->counters.connections_received++;
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  sockaddr_storage local{};
+  socklen_t local_len = sizeof(local);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len);
+  Worker* worker = workers_[next_worker_++ % workers_.size()].get();
+  worker->Adopt(fd, FormatAddress(addr), FormatAddress(reinterpret_cast<sockaddr*>(&local)));
+}
+
+}  // namespace basalt

@@ -1,0 +1,52 @@
+// NetworkServer: the TCP listener and the worker threads that serve connections.
+//
+// The main thread accepts (and enforces maxclients and protected mode), then hands each socket
+// to one worker, round robin. A worker owns its connections for their whole life: it reads,
+// parses, runs commands through the dispatcher and writes replies on its own libevent base, so
+// a connection's state is touched by one thread only. Other threads reach a connection only
+// through its worker's queue (CLIENT KILL) and the process stops through RequestStop().
+#pragma once
+
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "commands/server_state.h"
+#include "common/status.h"
+
+namespace basalt {
+
+class Worker;
+
+class NetworkServer {
+ public:
+  explicit NetworkServer(ServerState* state);
+  ~NetworkServer();
+
+  // Binds and starts the workers; the caller then runs Run() on the main thread.
+  Status Start();
+  // Serves until RequestStop(); then closes every connection and joins the workers.
+  void Run();
+  // Safe from any thread and from signal callbacks.
+  void RequestStop();
+
+ private:
+  static void OnAccept(evconnlistener* listener, evutil_socket_t fd, sockaddr* addr, int len,
+                       void* arg);
+  void Accept(evutil_socket_t fd, const sockaddr* addr);
+
+  ServerState* state_;
+  event_base* base_ = nullptr;
+  evconnlistener* listener_ = nullptr;
+  event* sigterm_ = nullptr;
+  event* sigint_ = nullptr;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  size_t next_worker_ = 0;
+};
+
+}  // namespace basalt

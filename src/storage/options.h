@@ -1,0 +1,28 @@
+// Builds RocksDB options from the config table: the single place where tuning lives.
+#pragma once
+
+#include <rocksdb/options.h>
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "storage/engine.h"
+
+namespace basalt {
+
+struct EngineOptions {
+  rocksdb::DBOptions db;
+  std::vector<rocksdb::ColumnFamilyDescriptor> column_families;
+  std::shared_ptr<rocksdb::Cache> block_cache;
+  std::shared_ptr<rocksdb::Cache> row_cache;
+};
+
+EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& hooks);
+
+// Maps a live config key ("rocksdb.write-buffer-size") to the RocksDB option name and value
+// that SetOptions/SetDBOptions take. Returns false for keys that are not RocksDB options.
+bool MapLiveOption(const std::string& name, const std::string& value, bool* is_db_option,
+                   std::string* rocksdb_name, std::string* rocksdb_value);
+
+}  // namespace basalt

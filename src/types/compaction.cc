@@ -1,0 +1,113 @@
+#include "types/compaction.h"
+
+#include "common/clock.h"
+#include "common/coding.h"
+#include "types/metadata.h"
+
+namespace basalt {
+
+std::string EncodeCounter(int64_t v) {
+  std::string out;
+  PutFixed64(&out, static_cast<uint64_t>(v));
+  return out;
+}
+
+int64_t DecodeCounter(const rocksdb::Slice& s) {
+  if (s.size() != 8) return 0;
+  return static_cast<int64_t>(DecodeFixed64(s.data()));
+}
+
+namespace {
+
+class CounterMergeOperator : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice&, const rocksdb::Slice* existing, const rocksdb::Slice& value,
+             std::string* new_value, rocksdb::Logger*) const override {
+    int64_t base = existing ? DecodeCounter(*existing) : 0;
+    *new_value = EncodeCounter(base + DecodeCounter(value));
+    return true;
+  }
+  const char* Name() const override { return "basalt.CounterAdd"; }
+};
+
+class MetadataFilter : public rocksdb::CompactionFilter {
+ public:
+  bool Filter(int, const rocksdb::Slice&, const rocksdb::Slice& value, std::string*,
+              bool*) const override {
+    RedisType type;
+    int64_t expire_ms;
+    if (!Metadata::DecodeHeader(std::string_view(value.data(), value.size()), &type, &expire_ms))
+      return false;
+    return expire_ms != 0 && expire_ms <= now_ms_;
+  }
+  const char* Name() const override { return "basalt.MetadataFilter"; }
+
+ private:
+  int64_t now_ms_ = UnixMillis();
+};
+
+class MetadataFilterFactory : public rocksdb::CompactionFilterFactory {
+ public:
+  std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
+      const rocksdb::CompactionFilter::Context&) override {
+    return std::make_unique<MetadataFilter>();
+  }
+  const char* Name() const override { return "basalt.MetadataFilterFactory"; }
+};
+
+class SubkeyFilter : public rocksdb::CompactionFilter {
+ public:
+  explicit SubkeyFilter(Engine* engine) : engine_(engine) {}
+
+  bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice&, std::string*,
+              bool*) const override {
+    std::string_view in(key.data(), key.size());
+    uint8_t db;
+    std::string_view user_key;
+    uint64_t version;
+    if (!GetFixed8(&in, &db) || !GetLengthPrefixed(&in, &user_key) || !GetFixed64(&in, &version))
+      return false;  // not ours to judge
+    std::string meta_key = MetadataKey(db, user_key);
+    if (meta_key != cached_key_) {
+      cached_key_ = meta_key;
+      cached_alive_version_ = 0;
+      std::string value;
+      rocksdb::Status s = engine_->Get(ColumnFamily::kMetadata, meta_key, &value);
+      if (!s.ok() && !s.IsNotFound()) {
+        cached_key_.clear();
+        return false;  // unsure: keep
+      }
+      Metadata meta;
+      if (s.ok() && meta.Decode(value) && meta.IsCollection() && !meta.ExpiredAt(now_ms_)) {
+        cached_alive_version_ = meta.version;
+      }
+    }
+    return cached_alive_version_ != version;
+  }
+  const char* Name() const override { return "basalt.SubkeyFilter"; }
+
+ private:
+  Engine* engine_;
+  int64_t now_ms_ = UnixMillis();
+  mutable std::string cached_key_;
+  mutable uint64_t cached_alive_version_ = 0;
+};
+
+}  // namespace
+
+std::shared_ptr<rocksdb::MergeOperator> NewCounterMergeOperator() {
+  return std::make_shared<CounterMergeOperator>();
+}
+
+std::shared_ptr<rocksdb::CompactionFilterFactory> NewMetadataFilterFactory() {
+  return std::make_shared<MetadataFilterFactory>();
+}
+
+std::unique_ptr<rocksdb::CompactionFilter> SubkeyFilterFactory::CreateCompactionFilter(
+    const rocksdb::CompactionFilter::Context&) {
+  Engine* engine = engine_.load();
+  if (engine == nullptr) return nullptr;  // during open: keep everything
+  return std::make_unique<SubkeyFilter>(engine);
+}
+
+}  // namespace basalt

@@ -1,0 +1,204 @@
+#include "types/keyspace.h"
+
+#include <glog/logging.h>
+
+#include "common/clock.h"
+#include "common/coding.h"
+#include "types/compaction.h"
+
+namespace basalt {
+
+const char* const kWrongTypeError =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+// ---------------------------------------------------------------------------------------------
+// Keyspace
+
+StatusOr<std::unique_ptr<Keyspace>> Keyspace::Open(Config* config) {
+  std::unique_ptr<Keyspace> ks(new Keyspace());
+  ks->databases_ = static_cast<int>(config->GetInt("databases"));
+  auto subkey_filter = std::make_shared<SubkeyFilterFactory>();
+  ColumnFamilyHooks hooks;
+  hooks.metadata_filter = NewMetadataFilterFactory();
+  hooks.subkey_filter = subkey_filter;
+  hooks.counters_merge = NewCounterMergeOperator();
+  auto engine = Engine::Open(config, hooks);
+  if (!engine.ok()) return engine.status();
+  ks->engine_ = std::move(*engine);
+  subkey_filter->Attach(ks->engine_.get());
+  Status s = ks->LoadState();
+  if (!s.ok()) return s;
+  return ks;
+}
+
+Keyspace::~Keyspace() {
+  Close();
+}
+
+void Keyspace::Close() {
+  if (engine_) engine_->Close();
+}
+
+Status Keyspace::LoadState() {
+  std::string value;
+  rocksdb::Status s = engine_->Get(ColumnFamily::kCounters, kDbMapKey, &value);
+  for (int i = 0; i < kMaxDatabases; i++) db_map_[i] = static_cast<uint8_t>(i);
+  if (s.ok() && value.size() == kMaxDatabases) {
+    for (int i = 0; i < kMaxDatabases; i++) db_map_[i] = static_cast<uint8_t>(value[i]);
+  } else if (!s.ok() && !s.IsNotFound()) {
+    return Status::IOError("reading the database map: " + s.ToString());
+  }
+  for (int i = 0; i < kMaxDatabases; i++) {
+    uint8_t db = static_cast<uint8_t>(i);
+    std::string v;
+    s = engine_->Get(ColumnFamily::kCounters, KeysCounterKey(db), &v);
+    keys_[i] = s.ok() ? DecodeCounter(v) : 0;
+    s = engine_->Get(ColumnFamily::kCounters, ExpiresCounterKey(db), &v);
+    expires_[i] = s.ok() ? DecodeCounter(v) : 0;
+    s = engine_->Get(ColumnFamily::kCounters, EpochKey(db), &v);
+    epochs_[i] = s.ok() && v.size() == 8 ? DecodeFixed64(v.data()) : 0;
+  }
+  return Status::OK();
+}
+
+void Keyspace::ApplyCounts(const std::array<int64_t, kMaxDatabases>& keys,
+                           const std::array<int64_t, kMaxDatabases>& expires) {
+  for (int i = 0; i < kMaxDatabases; i++) {
+    if (keys[i] != 0) keys_[i].fetch_add(keys[i]);
+    if (expires[i] != 0) expires_[i].fetch_add(expires[i]);
+  }
+}
+
+Status Keyspace::FlushDatabase(int db) {
+  uint8_t pdb = Physical(db);
+  Batch batch(engine_.get());
+  // The data goes with range deletes; bumping the epoch orphans this database's expiry index
+  // entries, which the expirer then discards without touching the (reset) counts.
+  for (ColumnFamily cf : {ColumnFamily::kMetadata, ColumnFamily::kSubkey, ColumnFamily::kZsetScore})
+    batch.DeleteRange(cf, DatabaseBegin(pdb), DatabaseEnd(pdb));
+  uint64_t epoch = epochs_[pdb] + 1;
+  std::string epoch_value;
+  PutFixed64(&epoch_value, epoch);
+  batch.Put(ColumnFamily::kCounters, KeysCounterKey(pdb), EncodeCounter(0));
+  batch.Put(ColumnFamily::kCounters, ExpiresCounterKey(pdb), EncodeCounter(0));
+  batch.Put(ColumnFamily::kCounters, EpochKey(pdb), epoch_value);
+  rocksdb::Status s = batch.Commit();
+  if (!s.ok()) return Status::IOError(s.ToString());
+  keys_[pdb] = 0;
+  expires_[pdb] = 0;
+  epochs_[pdb] = epoch;
+  watches_.TouchDatabase(pdb);
+  return Status::OK();
+}
+
+Status Keyspace::FlushAll() {
+  for (int db = 0; db < databases_; db++) {
+    Status s = FlushDatabase(db);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status Keyspace::SwapDatabases(int a, int b) {
+  if (a == b) return Status::OK();
+  std::string map(kMaxDatabases, '\0');
+  for (int i = 0; i < kMaxDatabases; i++) map[i] = static_cast<char>(db_map_[i].load());
+  std::swap(map[a], map[b]);
+  Batch batch(engine_.get());
+  batch.Put(ColumnFamily::kCounters, kDbMapKey, map);
+  rocksdb::Status s = batch.Commit();
+  if (!s.ok()) return Status::IOError(s.ToString());
+  uint8_t pa = db_map_[a], pb = db_map_[b];
+  db_map_[a] = pb;
+  db_map_[b] = pa;
+  watches_.TouchDatabase(pa);
+  watches_.TouchDatabase(pb);
+  return Status::OK();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Context
+
+Context::Context(Keyspace* keyspace)
+    : keyspace_(keyspace), batch_(keyspace->engine()), now_ms_(UnixMillis()) {}
+
+StatusOr<KeyState> Context::Lookup(int db, std::string_view key) {
+  KeyState state;
+  std::string value;
+  rocksdb::Status s =
+      batch_.Get(ColumnFamily::kMetadata, MetadataKey(keyspace_->Physical(db), key), &value);
+  if (s.IsNotFound()) return state;
+  if (!s.ok()) return Status::IOError(s.ToString());
+  if (!state.meta.Decode(value)) return Status::IOError("corrupt metadata for a key");
+  state.present = true;
+  state.expired = state.meta.ExpiredAt(now_ms_);
+  return state;
+}
+
+StatusOr<KeyState> Context::LookupOfType(int db, std::string_view key, RedisType type) {
+  auto state = Lookup(db, key);
+  if (!state.ok()) return state;
+  if (!state->live()) return Status::NotFound();
+  if (state->meta.type != type) return Status::RedisError(kWrongTypeError);
+  return state;
+}
+
+void Context::Retire(uint8_t pdb, std::string_view key, const Metadata& old) {
+  key_deltas_[pdb]--;
+  if (old.expire_ms != 0) {
+    expire_deltas_[pdb]--;
+    batch_.Delete(ColumnFamily::kExpire, ExpireKey(old.expire_ms, pdb, key));
+  }
+}
+
+void Context::Register(uint8_t pdb, std::string_view key, const Metadata& meta) {
+  key_deltas_[pdb]++;
+  if (meta.expire_ms != 0) {
+    expire_deltas_[pdb]++;
+    std::string epoch;
+    PutFixed64(&epoch, keyspace_->Epoch(pdb));
+    batch_.Put(ColumnFamily::kExpire, ExpireKey(meta.expire_ms, pdb, key), epoch);
+  }
+}
+
+void Context::Write(int db, std::string_view key, const Metadata& meta, const KeyState& old) {
+  uint8_t pdb = keyspace_->Physical(db);
+  if (old.present) Retire(pdb, key, old.meta);
+  Register(pdb, key, meta);
+  batch_.Put(ColumnFamily::kMetadata, MetadataKey(pdb, key), meta.Encode());
+  touched_.emplace(pdb, std::string(key));
+}
+
+void Context::Delete(int db, std::string_view key, const KeyState& old) {
+  if (!old.present) return;
+  uint8_t pdb = keyspace_->Physical(db);
+  Retire(pdb, key, old.meta);
+  batch_.Delete(ColumnFamily::kMetadata, MetadataKey(pdb, key));
+  touched_.emplace(pdb, std::string(key));
+}
+
+Status Context::Commit() {
+  for (int i = 0; i < kMaxDatabases; i++) {
+    uint8_t pdb = static_cast<uint8_t>(i);
+    if (key_deltas_[i] != 0)
+      batch_.Merge(ColumnFamily::kCounters, KeysCounterKey(pdb), EncodeCounter(key_deltas_[i]));
+    if (expire_deltas_[i] != 0)
+      batch_.Merge(ColumnFamily::kCounters, ExpiresCounterKey(pdb),
+                   EncodeCounter(expire_deltas_[i]));
+  }
+  rocksdb::Status s = batch_.Commit();
+  if (!s.ok()) {
+    key_deltas_.fill(0);
+    expire_deltas_.fill(0);
+    touched_.clear();
+    return Status::RedisError("ERR write failed: " + s.ToString());
+  }
+  keyspace_->ApplyCounts(key_deltas_, expire_deltas_);
+  key_deltas_.fill(0);
+  expire_deltas_.fill(0);
+  for (const auto& [pdb, key] : touched_) keyspace_->watches_.Touch(pdb, key);
+  touched_.clear();
+  return Status::OK();
+}
+
+}  // namespace basalt

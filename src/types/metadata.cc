@@ -1,0 +1,140 @@
+#include "types/metadata.h"
+
+#include <atomic>
+
+#include "common/clock.h"
+#include "common/coding.h"
+
+namespace basalt {
+
+const char* RedisTypeName(RedisType type) {
+  switch (type) {
+    case RedisType::kString:
+      return "string";
+    case RedisType::kHash:
+      return "hash";
+    case RedisType::kList:
+      return "list";
+    case RedisType::kSet:
+      return "set";
+    case RedisType::kZset:
+      return "zset";
+    case RedisType::kNone:
+      break;
+  }
+  return "none";
+}
+
+std::string Metadata::Encode() const {
+  std::string out;
+  out.reserve(9 + (IsCollection() ? 32 : value.size()));
+  PutFixed8(&out, static_cast<uint8_t>(type) & 0x0f);
+  PutFixed64(&out, static_cast<uint64_t>(expire_ms));
+  if (type == RedisType::kString) {
+    out.append(value);
+    return out;
+  }
+  PutFixed64(&out, version);
+  PutFixed64(&out, size);
+  if (type == RedisType::kList) {
+    PutFixed64(&out, list_head);
+    PutFixed64(&out, list_tail);
+  }
+  return out;
+}
+
+bool Metadata::DecodeHeader(std::string_view in, RedisType* type, int64_t* expire_ms) {
+  uint8_t flags;
+  uint64_t expire;
+  if (!GetFixed8(&in, &flags) || !GetFixed64(&in, &expire)) return false;
+  uint8_t t = flags & 0x0f;
+  if (t < static_cast<uint8_t>(RedisType::kString) || t > static_cast<uint8_t>(RedisType::kZset))
+    return false;
+  *type = static_cast<RedisType>(t);
+  *expire_ms = static_cast<int64_t>(expire);
+  return true;
+}
+
+bool Metadata::Decode(std::string_view in) {
+  if (!DecodeHeader(in, &type, &expire_ms)) return false;
+  in.remove_prefix(9);
+  if (type == RedisType::kString) {
+    value.assign(in.data(), in.size());
+    return true;
+  }
+  if (!GetFixed64(&in, &version) || !GetFixed64(&in, &size)) return false;
+  if (type == RedisType::kList) {
+    if (!GetFixed64(&in, &list_head) || !GetFixed64(&in, &list_tail)) return false;
+  }
+  return true;
+}
+
+std::string MetadataKey(uint8_t db, std::string_view user_key) {
+  std::string out;
+  out.reserve(1 + user_key.size());
+  PutFixed8(&out, db);
+  out.append(user_key);
+  return out;
+}
+
+bool ParseMetadataKey(std::string_view key, uint8_t* db, std::string_view* user_key) {
+  if (!GetFixed8(&key, db)) return false;
+  *user_key = key;
+  return true;
+}
+
+std::string DatabaseBegin(uint8_t db) {
+  return std::string(1, static_cast<char>(db));
+}
+std::string DatabaseEnd(uint8_t db) {
+  return std::string(1, static_cast<char>(db + 1));
+}
+
+std::string SubkeyPrefix(uint8_t db, std::string_view user_key, uint64_t version) {
+  std::string out;
+  out.reserve(13 + user_key.size());
+  PutFixed8(&out, db);
+  PutLengthPrefixed(&out, user_key);
+  PutFixed64(&out, version);
+  return out;
+}
+
+std::string ExpireKey(int64_t expire_ms, uint8_t db, std::string_view user_key) {
+  std::string out;
+  out.reserve(9 + user_key.size());
+  PutFixed64(&out, static_cast<uint64_t>(expire_ms));
+  PutFixed8(&out, db);
+  out.append(user_key);
+  return out;
+}
+
+bool ParseExpireKey(std::string_view key, int64_t* expire_ms, uint8_t* db,
+                    std::string_view* user_key) {
+  uint64_t t;
+  if (!GetFixed64(&key, &t) || !GetFixed8(&key, db)) return false;
+  *expire_ms = static_cast<int64_t>(t);
+  *user_key = key;
+  return true;
+}
+
+std::string KeysCounterKey(uint8_t db) {
+  return "keys" + std::string(1, static_cast<char>(db));
+}
+std::string ExpiresCounterKey(uint8_t db) {
+  return "expires" + std::string(1, static_cast<char>(db));
+}
+std::string EpochKey(uint8_t db) {
+  return "epoch" + std::string(1, static_cast<char>(db));
+}
+
+uint64_t NewVersion() {
+  static std::atomic<uint64_t> last{0};
+  uint64_t candidate = static_cast<uint64_t>(UnixMicros()) << 11;
+  uint64_t prev = last.load();
+  while (true) {
+    uint64_t next = candidate > prev ? candidate : prev + 1;
+    if (last.compare_exchange_weak(prev, next)) return next;
+  }
+}
+
+}  // namespace basalt

@@ -1,0 +1,76 @@
+// Metadata: the one entry every user key has in the `metadata` column family, and the key
+// encodings of every column family. docs/encoding.md is the prose version of this file.
+//
+//   metadata key   : db(1) | user key
+//   metadata value : flags(1, type in the low 4 bits) | expire ms(8, 0 = none) | body
+//       string     : body = the value bytes
+//       collection : body = version(8) | size(8) [| list head(8) | list tail(8)]
+//   subkey key     : db(1) | len(4) | user key | version(8) | member
+//   expire key     : expire ms(8) | db(1) | user key      value: flush epoch(8)
+//   counters key   : "keys" | db(1), "expires" | db(1)    value: int64 (merge: add)
+//                    "epoch" | db(1)                       value: uint64 flush epoch
+//                    "dbmap"                               value: 16 physical db bytes
+//
+// All integers are fixed-width big-endian so byte order is numeric order. The db byte is the
+// physical database; SWAPDB swaps the logical->physical map, not the data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace basalt {
+
+enum class RedisType : uint8_t {
+  kNone = 0,
+  kString = 1,
+  kHash = 2,
+  kList = 3,
+  kSet = 4,
+  kZset = 5,
+};
+
+const char* RedisTypeName(RedisType type);
+
+struct Metadata {
+  RedisType type = RedisType::kNone;
+  int64_t expire_ms = 0;  // absolute Unix ms; 0 = no expiry
+  uint64_t version = 0;   // collections: identifies this incarnation's subkeys
+  uint64_t size = 0;      // collections: member count
+  uint64_t list_head = 0;
+  uint64_t list_tail = 0;
+  std::string value;  // strings: the whole value
+
+  bool IsCollection() const { return type != RedisType::kString && type != RedisType::kNone; }
+  bool ExpiredAt(int64_t now_ms) const { return expire_ms != 0 && expire_ms <= now_ms; }
+
+  std::string Encode() const;
+  // False when the bytes are not a metadata value this version understands.
+  bool Decode(std::string_view in);
+  // Reads only the type and expiry, without copying the body.
+  static bool DecodeHeader(std::string_view in, RedisType* type, int64_t* expire_ms);
+};
+
+std::string MetadataKey(uint8_t db, std::string_view user_key);
+// Splits a metadata key into its db and user key.
+bool ParseMetadataKey(std::string_view key, uint8_t* db, std::string_view* user_key);
+// [begin, end) covering every metadata key of one database.
+std::string DatabaseBegin(uint8_t db);
+std::string DatabaseEnd(uint8_t db);
+
+std::string SubkeyPrefix(uint8_t db, std::string_view user_key, uint64_t version);
+
+std::string ExpireKey(int64_t expire_ms, uint8_t db, std::string_view user_key);
+bool ParseExpireKey(std::string_view key, int64_t* expire_ms, uint8_t* db,
+                    std::string_view* user_key);
+
+std::string KeysCounterKey(uint8_t db);
+std::string ExpiresCounterKey(uint8_t db);
+std::string EpochKey(uint8_t db);
+constexpr std::string_view kDbMapKey = "dbmap";
+
+// A new collection version: microseconds since the epoch with a counter in the low bits, so
+// versions only grow, also across restarts.
+uint64_t NewVersion();
+
+}  // namespace basalt
