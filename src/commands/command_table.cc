@@ -22,6 +22,15 @@ CommandTable::CommandTable() {
     for (const CommandSpec& spec : (*family)()) {
       all_.push_back(&spec);
       Index()[spec.name] = &spec;
+      std::string_view subs = spec.subcommands;
+      while (!subs.empty()) {
+        size_t space = subs.find(' ');
+        std::string_view item = subs.substr(0, space);
+        size_t colon = item.find(':');
+        subcommand_arity_[std::string(spec.name) + "|" + std::string(item.substr(0, colon))] =
+            std::stoi(std::string(item.substr(colon + 1)));
+        subs = space == std::string_view::npos ? std::string_view() : subs.substr(space + 1);
+      }
     }
   }
 }
@@ -39,6 +48,14 @@ const CommandSpec* CommandTable::Find(std::string_view name) const {
 
 size_t CommandTable::IndexOf(const CommandSpec* spec) const {
   return std::find(all_.begin(), all_.end(), spec) - all_.begin();
+}
+
+std::optional<int> CommandTable::SubcommandArity(const CommandSpec& spec,
+                                                 std::string_view sub) const {
+  if (sub.size() > 64) return std::nullopt;
+  auto it = subcommand_arity_.find(std::string(spec.name) + "|" + ToLower(sub));
+  if (it == subcommand_arity_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::vector<size_t> CommandTable::KeyIndexes(const CommandSpec& spec,

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "commands/reply.h"
@@ -21,17 +23,18 @@ namespace basalt {
 struct ServerState;
 
 enum CommandFlag : uint32_t {
-  kCmdWrite = 1 << 0,      // may modify the data set
-  kCmdReadOnly = 1 << 1,   // reads the data set only
-  kCmdAdmin = 1 << 2,      // administrative (CONFIG, SHUTDOWN, ...)
-  kCmdNoScript = 1 << 3,   // not allowed from scripts
-  kCmdFast = 1 << 4,       // O(1) or O(log N)
-  kCmdNoAuth = 1 << 5,     // allowed before AUTH
-  kCmdNoMulti = 1 << 6,    // runs at once even inside MULTI (EXEC, DISCARD, WATCH, ...)
-  kCmdExclusive = 1 << 7,  // runs alone: holds the keyspace's exclusive lock
-  kCmdLoading = 1 << 8,    // allowed while loading
-  kCmdStale = 1 << 9,      // allowed on a stale replica
-  kCmdDenyOom = 1 << 10,   // may grow memory/disk use
+  kCmdWrite = 1 << 0,       // may modify the data set
+  kCmdReadOnly = 1 << 1,    // reads the data set only
+  kCmdAdmin = 1 << 2,       // administrative (CONFIG, SHUTDOWN, ...)
+  kCmdNoScript = 1 << 3,    // not allowed from scripts
+  kCmdFast = 1 << 4,        // O(1) or O(log N)
+  kCmdNoAuth = 1 << 5,      // allowed before AUTH
+  kCmdNoMulti = 1 << 6,     // refused inside MULTI (SHUTDOWN, ...)
+  kCmdTxControl = 1 << 12,  // runs at once inside MULTI instead of queueing (EXEC, WATCH, ...)
+  kCmdExclusive = 1 << 7,   // runs alone: holds the keyspace's exclusive lock
+  kCmdLoading = 1 << 8,     // allowed while loading
+  kCmdStale = 1 << 9,       // allowed on a stale replica
+  kCmdDenyOom = 1 << 10,    // may grow memory/disk use
   kCmdSkipSlowlog = 1 << 11,
 };
 
@@ -64,6 +67,9 @@ struct CommandSpec {
   const char* summary;              // one line for COMMAND DOCS
   const char* acl_categories = "";  // e.g. "@write @string @slow"
   KeyFinder key_finder = nullptr;
+  // Container commands: "name:arity ..." of each subcommand, checked at dispatch like Redis's
+  // subcommand table ("encoding:3 freq:3 help:2").
+  const char* subcommands = "";
 };
 
 class CommandTable {
@@ -77,10 +83,14 @@ class CommandTable {
   // The argument indexes that are keys, per the spec (empty when arity does not allow them).
   static std::vector<size_t> KeyIndexes(const CommandSpec& spec,
                                         const std::vector<std::string>& argv);
+  // A container command's subcommand arity; nullopt if `sub` is not one of its subcommands.
+  std::optional<int> SubcommandArity(const CommandSpec& spec, std::string_view sub) const;
+  bool HasSubcommands(const CommandSpec& spec) const { return spec.subcommands[0] != '\0'; }
 
  private:
   CommandTable();
   std::vector<const CommandSpec*> all_;
+  std::unordered_map<std::string, int> subcommand_arity_;  // "parent|sub" -> arity
 };
 
 // Each family file defines one of these.

@@ -25,9 +25,10 @@ std::optional<KeyState> LookupString(CommandContext& c, std::string_view key) {
 }
 
 void WriteString(CommandContext& c, std::string_view key, std::string value, int64_t expire_ms,
-                 const KeyState& old) {
+                 const KeyState& old, StringEncoding encoding) {
   Metadata meta;
   meta.type = RedisType::kString;
+  meta.encoding = encoding;
   meta.expire_ms = expire_ms;
   meta.value = std::move(value);
   c.ctx.Write(c.db(), key, meta, old);

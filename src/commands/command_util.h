@@ -24,7 +24,7 @@ bool ReplyIfError(CommandContext& c, const Status& s);
 
 // Stores a string value for `key`, replacing `old`.
 void WriteString(CommandContext& c, std::string_view key, std::string value, int64_t expire_ms,
-                 const KeyState& old);
+                 const KeyState& old, StringEncoding encoding = StringEncoding::kAuto);
 
 void CountHit(CommandContext& c, bool hit);
 

@@ -84,7 +84,7 @@ void HelloCommand(CommandContext& c) {
   if (!c.session.authenticated) {
     return c.reply.Error(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
-        "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
+        "AUTH <user> <pass> option can be used to authenticate the client and select the "
         "RESP protocol version at the same time");
   }
   if (set_name) {
@@ -112,7 +112,7 @@ void HelloCommand(CommandContext& c) {
 
 void SelectCommand(CommandContext& c) {
   auto db = ParseInt64(c.arg(1));
-  if (!db) return c.reply.Error("ERR invalid DB index");
+  if (!db) return c.reply.Error(kNotIntegerError);
   if (*db < 0 || *db >= c.server.keyspace->databases())
     return c.reply.Error("ERR DB index is out of range");
   c.session.db = static_cast<int>(*db);
@@ -256,7 +256,11 @@ void ClientCommand(CommandContext& c) {
     std::vector<uint64_t> ids;
     for (size_t j = 2; j < c.argc(); j++) {
       if (EqualsIgnoreCase(c.arg(j), "type") && j + 1 < c.argc()) {
-        j++;
+        std::string type = ToLower(c.arg(++j));
+        if (type != "normal" && type != "master" && type != "replica" && type != "slave" &&
+            type != "pubsub") {
+          return c.reply.Error("ERR Unknown client type '" + c.arg(j) + "'");
+        }
       } else if (EqualsIgnoreCase(c.arg(j), "id")) {
         for (j++; j < c.argc(); j++) {
           auto v = ParseInt64(c.arg(j));
@@ -319,12 +323,13 @@ const std::vector<CommandSpec> kConnectionCommands = {
      "Handshakes with the Redis server.", "@fast @connection"},
     {"select", 2, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, SelectCommand, "connection",
      "Changes the selected database.", "@fast @connection"},
-    {"quit", -1, kConn | kCmdNoAuth | kCmdNoMulti, 0, 0, 0, QuitCommand, "connection",
+    {"quit", -1, kConn | kCmdNoAuth | kCmdTxControl, 0, 0, 0, QuitCommand, "connection",
      "Closes the connection.", "@fast @connection"},
-    {"reset", 1, kConn | kCmdNoAuth | kCmdNoMulti, 0, 0, 0, ResetCommand, "connection",
+    {"reset", 1, kConn | kCmdNoAuth | kCmdTxControl, 0, 0, 0, ResetCommand, "connection",
      "Resets the connection.", "@fast @connection"},
     {"client", -2, kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, ClientCommand, "connection",
-     "A container for client connection commands.", "@slow @connection"},
+     "A container for client connection commands.", "@slow @connection", nullptr,
+     "id:2 setname:3 getname:2 info:2 list:-2 kill:-3 setinfo:4 no-evict:3 no-touch:3 help:2"},
 };
 
 }  // namespace

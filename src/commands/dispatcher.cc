@@ -3,7 +3,9 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "commands/transactions.h"
 #include "common/clock.h"
+#include "common/strutil.h"
 
 namespace basalt {
 
@@ -14,17 +16,21 @@ std::string UnknownCommandError(const std::vector<std::string>& argv) {
   std::string msg("ERR unknown command '");
   msg.append(argv[0], 0, 128);
   msg.append("', with args beginning with: ");
-  for (size_t i = 1; i < argv.size() && msg.size() < 512; i++) {
-    msg.append("'");
-    msg.append(argv[i], 0, 128);
-    msg.append("' ");
+  // Like Redis, the argument list is cut once it passes 128 characters.
+  std::string args;
+  for (size_t i = 1; i < argv.size() && args.size() < 128; i++) {
+    size_t room = 128 - args.size();
+    args.append("'");
+    args.append(argv[i], 0, room);
+    args.append("' ");
   }
+  msg.append(args);
   return msg;
 }
 
-bool ArityOk(const CommandSpec& spec, size_t argc) {
+bool ArityOk(int arity, size_t argc) {
   int n = static_cast<int>(argc);
-  return spec.arity > 0 ? n == spec.arity : n >= -spec.arity;
+  return arity > 0 ? n == arity : n >= -arity;
 }
 
 KeyLockGuard LockKeys(ServerState& server, const Session& session, const CommandSpec& spec,
@@ -62,6 +68,18 @@ void Account(ServerState& server, Session& session, const CommandSpec& spec,
   }
 }
 
+// CLIENT LIST's cmd= field: "get", or "client|list" for a container command.
+void SetLastCommand(Session& session, const CommandSpec& spec,
+                    const std::vector<std::string>& argv) {
+  std::string name = spec.name;
+  if (argv.size() >= 2 && CommandTable::Get().HasSubcommands(spec)) {
+    name.push_back('|');
+    name.append(ToLower(argv[1]));
+  }
+  std::lock_guard<std::mutex> lock(session.info_mu);
+  session.last_command = std::move(name);
+}
+
 }  // namespace
 
 const CommandSpec* ResolveCommand(const std::vector<std::string>& argv, std::string* error) {
@@ -70,19 +88,37 @@ const CommandSpec* ResolveCommand(const std::vector<std::string>& argv, std::str
     *error = UnknownCommandError(argv);
     return nullptr;
   }
-  if (!ArityOk(*spec, argv.size())) {
+  if (!ArityOk(spec->arity, argv.size())) {
     *error = WrongArityError(spec->name);
     return nullptr;
+  }
+  const CommandTable& table = CommandTable::Get();
+  if (argv.size() >= 2 && table.HasSubcommands(*spec)) {
+    auto arity = table.SubcommandArity(*spec, argv[1]);
+    std::string upper = spec->name;
+    for (auto& ch : upper) ch = static_cast<char>(toupper(static_cast<unsigned char>(ch)));
+    if (!arity) {
+      error->assign("ERR unknown subcommand '");
+      error->append(argv[1], 0, 128);
+      error->append("'. Try ");
+      error->append(upper);
+      error->append(" HELP.");
+      return nullptr;
+    }
+    if (!ArityOk(*arity, argv.size())) {
+      std::string full = spec->name;
+      full.push_back('|');
+      full.append(ToLower(argv[1]));
+      *error = WrongArityError(full);
+      return nullptr;
+    }
   }
   return spec;
 }
 
 void RunInContext(ServerState& server, Session& session, const CommandSpec& spec,
                   std::vector<std::string>& argv, Reply& reply, Context& ctx, bool in_exec) {
-  {
-    std::lock_guard<std::mutex> lock(session.info_mu);
-    session.last_command = spec.name;
-  }
+  SetLastCommand(session, spec, argv);
   if (in_exec && (spec.flags & kCmdExclusive)) {
     // Whole-database commands commit on their own; what the transaction wrote before them
     // must land first so that the order of effects is the order of commands.
@@ -105,8 +141,16 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   std::string error;
   const CommandSpec* spec = ResolveCommand(argv, &error);
   if (spec == nullptr) {
-    if (session.in_multi) session.multi_failed = true;
     server.counters.error_replies++;
+    if (session.in_multi && EqualsIgnoreCase(argv[0], "exec")) {
+      // A malformed EXEC ends the transaction, as in Redis.
+      ResetTransaction(server, session);
+      std::string_view reason = error;
+      if (reason.substr(0, 4) == "ERR ") reason.remove_prefix(4);
+      reply.Error("EXECABORT Transaction discarded because of: " + std::string(reason));
+      return;
+    }
+    if (session.in_multi) session.multi_failed = true;
     reply.Error(error);
     return;
   }
@@ -115,7 +159,12 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     reply.Error("NOAUTH Authentication required.");
     return;
   }
-  if (session.in_multi && !(spec->flags & kCmdNoMulti)) {
+  if (session.in_multi && (spec->flags & kCmdNoMulti)) {
+    session.multi_failed = true;
+    reply.Error("ERR Command not allowed inside a transaction");
+    return;
+  }
+  if (session.in_multi && !(spec->flags & kCmdTxControl)) {
     session.queued.push_back(argv);
     reply.Simple("QUEUED");
     return;
@@ -133,10 +182,7 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     }
     KeyLockGuard keys = LockKeys(server, session, *spec, argv);
     Context ctx(server.keyspace);
-    {
-      std::lock_guard<std::mutex> lock(session.info_mu);
-      session.last_command = spec->name;
-    }
+    SetLastCommand(session, *spec, argv);
     CommandContext c{server, session, argv, reply, ctx, false};
     spec->handler(c);
     Status s = ctx.Commit();

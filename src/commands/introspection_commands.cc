@@ -89,7 +89,7 @@ void CommandCommand(CommandContext& c) {
     for (size_t j = 2; j < c.argc(); j++) {
       const CommandSpec* spec = table.Find(c.arg(j));
       if (spec == nullptr) {
-        c.reply.NullArray();
+        c.reply.Null();
       } else {
         ReplyCommandInfo(c.reply, *spec);
       }
@@ -149,7 +149,8 @@ void CommandCommand(CommandContext& c) {
 
 const std::vector<CommandSpec> kIntrospectionCommands = {
     {"command", -1, kCmdLoading | kCmdStale, 0, 0, 0, CommandCommand, "server",
-     "Returns detailed information about all commands.", "@slow @connection"},
+     "Returns detailed information about all commands.", "@slow @connection", nullptr,
+     "count:2 list:-2 info:-2 docs:-2 getkeys:-4 help:2"},
 };
 
 }  // namespace

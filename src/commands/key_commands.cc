@@ -53,8 +53,6 @@ void TypeCommand(CommandContext& c) {
 enum ExpireFlag { kNx = 1, kXx = 2, kGt = 4, kLt = 8 };
 
 void ExpireGeneric(CommandContext& c, bool seconds, bool absolute) {
-  auto when = IntArg(c, 2);
-  if (!when) return;
   int flags = 0;
   for (size_t j = 3; j < c.argc(); j++) {
     const std::string& opt = c.arg(j);
@@ -73,6 +71,8 @@ void ExpireGeneric(CommandContext& c, bool seconds, bool absolute) {
     return c.reply.Error("ERR NX and XX, GT or LT options at the same time are not compatible");
   if ((flags & kGt) && (flags & kLt))
     return c.reply.Error("ERR GT and LT options at the same time are not compatible");
+  auto when = IntArg(c, 2);  // after the options, as Redis checks them
+  if (!when) return;
   std::string invalid = "ERR invalid expire time in '" + ToLower(c.arg(0)) + "' command";
   int64_t ms = *when;
   if (seconds) {
@@ -81,8 +81,8 @@ void ExpireGeneric(CommandContext& c, bool seconds, bool absolute) {
   }
   if (!absolute) {
     int64_t now = c.ctx.now_ms();
-    if ((ms > 0 && ms > LLONG_MAX - now) || (ms < 0 && ms < LLONG_MIN + now))
-      return c.reply.Error(invalid);
+    // Like Redis, only overflow past the maximum is an error; any negative time is just past.
+    if (ms > LLONG_MAX - now) return c.reply.Error(invalid);
     ms += now;
   }
   auto state = c.ctx.Lookup(c.db(), c.arg(1));
@@ -397,7 +397,9 @@ void ObjectCommand(CommandContext& c) {
   if (sub == "encoding") {
     const std::string& v = state->meta.value;
     if (state->meta.type != RedisType::kString) return c.reply.Bulk("hashtable");
-    if (v.size() <= 20 && ParseInt64(v)) return c.reply.Bulk("int");
+    if (state->meta.encoding == StringEncoding::kRaw) return c.reply.Bulk("raw");
+    if (state->meta.encoding == StringEncoding::kAuto && v.size() <= 20 && ParseInt64(v))
+      return c.reply.Bulk("int");
     return c.reply.Bulk(v.size() <= 44 ? "embstr" : "raw");
   }
   if (sub == "freq") {
@@ -467,7 +469,8 @@ const std::vector<CommandSpec> kKeyCommands = {
      "last accessed.",
      "@keyspace @read @fast"},
     {"object", -2, kR, 2, 2, 1, ObjectCommand, "generic",
-     "A container for object introspection commands.", "@keyspace @read @slow"},
+     "A container for object introspection commands.", "@keyspace @read @slow", nullptr,
+     "encoding:3 freq:3 idletime:3 refcount:3 help:2"},
 };
 
 }  // namespace

@@ -27,11 +27,16 @@ void ConfigGet(CommandContext& c) {
 
 void ConfigSet(CommandContext& c) {
   if (c.argc() < 4 || c.argc() % 2 != 0) {
-    return c.reply.Error("ERR Unknown option or number of arguments for CONFIG SET - '" +
-                         (c.argc() > 2 ? c.arg(2) : std::string()) + "'");
+    return c.reply.Error(WrongArityError("config|set"));
   }
   // Validate every pair first so that a bad one leaves none applied, as Redis 7 does.
   for (size_t j = 2; j < c.argc(); j += 2) {
+    for (size_t k = 2; k < j; k += 2) {
+      if (EqualsIgnoreCase(c.arg(k), c.arg(j))) {
+        return c.reply.Error("ERR CONFIG SET failed (possibly related to argument '" + c.arg(j) +
+                             "') - duplicate parameter");
+      }
+    }
     bool known = false;
     for (const auto& key : Config::Keys()) known |= EqualsIgnoreCase(key.name, c.arg(j));
     if (!known) {
@@ -39,15 +44,15 @@ void ConfigSet(CommandContext& c) {
                            c.arg(j) + "'");
     }
   }
-  for (size_t j = 2; j < c.argc(); j += 2) {
-    Status s = c.server.config->SetLive(c.arg(j), c.arg(j + 1));
-    if (s.ok()) continue;
-    if (s.message() == "can't set immutable config") {
+  // Every value is checked before any is applied, so one bad pair leaves none applied.
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t j = 2; j < c.argc(); j += 2) {
+      Status s = pass == 0 ? c.server.config->Validate(c.arg(j), c.arg(j + 1))
+                           : c.server.config->SetLive(c.arg(j), c.arg(j + 1));
+      if (s.ok()) continue;
       return c.reply.Error("ERR CONFIG SET failed (possibly related to argument '" + c.arg(j) +
-                           "') - can't set immutable config");
+                           "') - " + s.message());
     }
-    return c.reply.Error("ERR CONFIG SET failed (possibly related to argument '" + c.arg(j) +
-                         "') - " + s.message());
   }
   c.reply.Ok();
 }
@@ -93,7 +98,7 @@ void ConfigCommand(CommandContext& c) {
 }
 
 void DbSizeCommand(CommandContext& c) {
-  c.reply.Integer(c.server.keyspace->KeyCount(c.db()));
+  c.reply.Integer(c.server.keyspace->KeyCount(c.db()) + c.ctx.PendingKeyDelta(c.db()));
 }
 
 bool FlushModeOk(CommandContext& c) {
@@ -220,7 +225,8 @@ constexpr uint32_t kAdm = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
 
 const std::vector<CommandSpec> kServerCommands = {
     {"config", -2, kAdm, 0, 0, 0, ConfigCommand, "server",
-     "A container for server configuration commands.", "@admin @slow @dangerous"},
+     "A container for server configuration commands.", "@admin @slow @dangerous", nullptr,
+     "get:-3 set:-4 resetstat:2 rewrite:2 help:2"},
     {"dbsize", 1, kCmdReadOnly | kCmdFast, 0, 0, 0, DbSizeCommand, "server",
      "Returns the number of keys in the database.", "@keyspace @read @fast"},
     {"flushdb", -1, kCmdWrite | kCmdExclusive, 0, 0, 0, FlushDbCommand, "server",
@@ -239,7 +245,8 @@ const std::vector<CommandSpec> kServerCommands = {
      "Synchronously saves the database(s) to disk and shuts down the server.",
      "@admin @slow @dangerous"},
     {"slowlog", -2, kCmdAdmin | kCmdLoading | kCmdStale, 0, 0, 0, SlowlogCommand, "server",
-     "A container for slow log commands.", "@admin @slow @dangerous"},
+     "A container for slow log commands.", "@admin @slow @dangerous", nullptr,
+     "get:-2 len:2 reset:2 help:2"},
     {"info", -1, kCmdLoading | kCmdStale, 0, 0, 0, InfoCommand, "server",
      "Returns information and statistics about the server.", "@slow @dangerous"},
 };

@@ -90,7 +90,9 @@ void SetCommand(CommandContext& c) {
       get = true;
     } else if (EqualsIgnoreCase(opt, "keepttl") && !ex.has_expire) {
       ex.keep_ttl = true;
-    } else if (IsExpireOption(opt, &u, &abs) && !ex.keep_ttl && !ex.has_expire && has_next) {
+    } else if (IsExpireOption(opt, &u, &abs) && !ex.keep_ttl &&
+               (!ex.has_expire || (u == unit && abs == absolute)) && has_next) {
+      // Repeating the same option is accepted and the last value wins, as in Redis.
       ex.has_expire = true;
       unit = u;
       absolute = abs;
@@ -187,7 +189,8 @@ void GetExCommand(CommandContext& c) {
     bool abs;
     if (EqualsIgnoreCase(opt, "persist") && !ex.has_expire) {
       ex.persist = true;
-    } else if (IsExpireOption(opt, &u, &abs) && !ex.persist && !ex.has_expire && j + 1 < c.argc()) {
+    } else if (IsExpireOption(opt, &u, &abs) && !ex.persist &&
+               (!ex.has_expire || (u == unit && abs == absolute)) && j + 1 < c.argc()) {
       ex.has_expire = true;
       unit = u;
       absolute = abs;
@@ -196,14 +199,15 @@ void GetExCommand(CommandContext& c) {
       return c.reply.Error(kSyntaxError);
     }
   }
+  // Redis looks the key up before it validates the expiry value.
+  auto old = LookupString(c, c.arg(1));
+  if (!old) return;
+  if (!old->live()) return c.reply.Null();
   if (ex.has_expire) {
     auto ms = ExpireArg(c, expire_arg, unit, absolute, "getex");
     if (!ms) return;
     ex.expire_ms = *ms;
   }
-  auto old = LookupString(c, c.arg(1));
-  if (!old) return;
-  if (!old->live()) return c.reply.Null();
   c.reply.Bulk(old->meta.value);
   if (ex.has_expire && ex.expire_ms <= c.ctx.now_ms()) {
     c.ctx.Delete(c.db(), c.arg(1), *old);
@@ -261,7 +265,8 @@ void AppendCommand(CommandContext& c) {
   if (!CheckStringSize(c, value.size() + c.arg(2).size())) return;
   value += c.arg(2);
   c.reply.Integer(static_cast<int64_t>(value.size()));
-  WriteString(c, c.arg(1), std::move(value), old->live() ? old->meta.expire_ms : 0, *old);
+  WriteString(c, c.arg(1), std::move(value), old->live() ? old->meta.expire_ms : 0, *old,
+              old->live() ? StringEncoding::kRaw : StringEncoding::kAuto);
 }
 
 void StrlenCommand(CommandContext& c) {
@@ -306,13 +311,13 @@ void DecrByCommand(CommandContext& c) {
 }
 
 void IncrByFloatCommand(CommandContext& c) {
-  auto incr = ParseLongDouble(c.arg(2));
+  auto incr = ParseLongDouble(c.arg(2), true);
   if (!incr) return c.reply.Error(kNotFloatError);
   auto old = LookupString(c, c.arg(1));
   if (!old) return;
   long double current = 0;
   if (old->live()) {
-    auto v = ParseLongDouble(old->meta.value);
+    auto v = ParseLongDouble(old->meta.value, true);
     if (!v) return c.reply.Error(kNotFloatError);
     current = *v;
   }
@@ -321,7 +326,8 @@ void IncrByFloatCommand(CommandContext& c) {
     return c.reply.Error("ERR increment would produce NaN or Infinity");
   std::string text = FormatLongDouble(result);
   c.reply.Bulk(text);
-  WriteString(c, c.arg(1), std::move(text), old->live() ? old->meta.expire_ms : 0, *old);
+  WriteString(c, c.arg(1), std::move(text), old->live() ? old->meta.expire_ms : 0, *old,
+              StringEncoding::kNoInt);
 }
 
 void GetRangeCommand(CommandContext& c) {
@@ -360,7 +366,8 @@ void SetRangeCommand(CommandContext& c) {
   if (value.size() < needed) value.resize(needed, '\0');
   value.replace(static_cast<size_t>(*offset), patch.size(), patch);
   c.reply.Integer(static_cast<int64_t>(value.size()));
-  WriteString(c, c.arg(1), std::move(value), old->live() ? old->meta.expire_ms : 0, *old);
+  WriteString(c, c.arg(1), std::move(value), old->live() ? old->meta.expire_ms : 0, *old,
+              StringEncoding::kRaw);
 }
 
 constexpr uint32_t kW = kCmdWrite | kCmdDenyOom;

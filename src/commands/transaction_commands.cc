@@ -102,17 +102,17 @@ void UnwatchCommand(CommandContext& c) {
 constexpr uint32_t kTx = kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast;
 
 const std::vector<CommandSpec> kTransactionCommands = {
-    {"multi", 1, kTx | kCmdNoMulti, 0, 0, 0, MultiCommand, "transactions", "Starts a transaction.",
-     "@fast @transaction"},
+    {"multi", 1, kTx | kCmdTxControl, 0, 0, 0, MultiCommand, "transactions",
+     "Starts a transaction.", "@fast @transaction"},
     {"exec", 1,
-     kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog | kCmdNoMulti | kCmdExclusive, 0, 0,
+     kCmdNoScript | kCmdLoading | kCmdStale | kCmdSkipSlowlog | kCmdTxControl | kCmdExclusive, 0, 0,
      0, ExecCommand, "transactions", "Executes all commands in a transaction.",
      "@slow @transaction"},
-    {"discard", 1, kTx | kCmdNoMulti, 0, 0, 0, DiscardCommand, "transactions",
+    {"discard", 1, kTx | kCmdTxControl, 0, 0, 0, DiscardCommand, "transactions",
      "Discards a transaction.", "@fast @transaction"},
-    {"watch", -2, kTx | kCmdNoMulti, 1, -1, 1, WatchCommand, "transactions",
+    {"watch", -2, kTx | kCmdTxControl, 1, -1, 1, WatchCommand, "transactions",
      "Monitors changes to keys to determine the execution of a transaction.", "@fast @transaction"},
-    {"unwatch", 1, kTx | kCmdNoMulti, 0, 0, 0, UnwatchCommand, "transactions",
+    {"unwatch", 1, kTx, 0, 0, 0, UnwatchCommand, "transactions",
      "Forgets about watched keys of a transaction.", "@fast @transaction"},
 };
 

@@ -50,7 +50,8 @@ std::optional<long double> ParseLongDouble(std::string_view s, bool allow_inf) {
   if (isspace(static_cast<unsigned char>(buf.back()))) return std::nullopt;
   if (std::isnan(v)) return std::nullopt;
   if (std::isinf(v) && !allow_inf) return std::nullopt;
-  if (errno == ERANGE && !std::isinf(v) && v != 0) return std::nullopt;
+  // Overflow and underflow are errors (Redis string2ld); a literal "inf" is not.
+  if (errno == ERANGE && (std::isinf(v) || v == 0)) return std::nullopt;
   return v;
 }
 
@@ -64,6 +65,7 @@ std::optional<double> ParseDouble(std::string_view s, bool allow_inf) {
   if (end != buf.c_str() + buf.size()) return std::nullopt;
   if (std::isnan(v)) return std::nullopt;
   if (std::isinf(v) && !allow_inf) return std::nullopt;
+  if (errno == ERANGE && (std::isinf(v) || v == 0)) return std::nullopt;  // Redis string2d
   return v;
 }
 

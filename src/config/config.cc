@@ -52,6 +52,8 @@ const std::vector<ConfigKey> kKeys = {
      "compatibility only: snapshots are not used, data is always on disk"},
     {"appendonly", ConfigKind::kBool, "no", true, 0, 0, "",
      "compatibility only: the RocksDB WAL plays this role (see durability)"},
+    {"maxmemory", ConfigKind::kMemory, "0", true, 0, INT64_MAX, "",
+     "compatibility only: data lives on disk; memory is bounded by the cache sizes below"},
     // RocksDB
     {"rocksdb.block-cache-size", ConfigKind::kMemory, "512mb", true, 1 * kMB, INT64_MAX, "",
      "one LRU block cache shared by all column families"},
@@ -228,6 +230,15 @@ Status Config::Store(std::string_view name, std::string_view value, bool live) {
   it->second = parsed;
   PublishAtomics();
   return Status::OK();
+}
+
+Status Config::Validate(std::string_view name, std::string_view value) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Value* v = Find(name);
+  if (v == nullptr) return Status::NotFound("unknown option");
+  if (!v->key->live) return Status::InvalidArgument("can't set immutable config");
+  Value parsed;
+  return Parse(*v->key, value, &parsed);
 }
 
 Status Config::SetAtStartup(std::string_view name, std::string_view value) {

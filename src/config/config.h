@@ -48,6 +48,8 @@ class Config {
   Status SetAtStartup(std::string_view name, std::string_view value);
   // CONFIG SET: refuses keys that are not live; runs the apply hook before committing.
   Status SetLive(std::string_view name, std::string_view value);
+  // Checks that `value` would be accepted for `name` without applying it.
+  Status Validate(std::string_view name, std::string_view value) const;
   // CONFIG GET: pairs of (name, value) for every key matching the glob pattern.
   std::vector<std::pair<std::string, std::string>> Match(std::string_view pattern) const;
   // CONFIG REWRITE: writes the current values back to the file it was loaded from.

@@ -4,6 +4,7 @@
 #include <glog/logging.h>
 
 #include "commands/dispatcher.h"
+#include "commands/reply.h"
 #include "commands/transactions.h"
 #include "net/worker.h"
 
@@ -80,7 +81,7 @@ void Connection::HandleInput() {
     RespReader::Result r = reader_.Next(&argv, limits);
     if (r == RespReader::Result::kNeedMore) break;
     if (r == RespReader::Result::kError) {
-      out += "-ERR " + reader_.error() + "\r\n";
+      Reply(&out, session_->resp).Error("ERR " + reader_.error());
       closing_ = true;
       break;
     }

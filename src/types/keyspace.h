@@ -101,6 +101,10 @@ class Context {
   // Removes the key's live or expired entry. No-op if `old` is not present.
   void Delete(int db, std::string_view key, const KeyState& old);
 
+  // Keys this Context has added (or removed, if negative) in `db` but not yet committed: DBSIZE
+  // inside a transaction counts them, as Redis does.
+  int64_t PendingKeyDelta(int db) const { return key_deltas_[keyspace_->Physical(db)]; }
+
   // Writes the batch and counter merges atomically, then publishes counts and touches watchers.
   Status Commit();
 

@@ -28,7 +28,7 @@ const char* RedisTypeName(RedisType type) {
 std::string Metadata::Encode() const {
   std::string out;
   out.reserve(9 + (IsCollection() ? 32 : value.size()));
-  PutFixed8(&out, static_cast<uint8_t>(type) & 0x0f);
+  PutFixed8(&out, (static_cast<uint8_t>(type) & 0x0f) | (static_cast<uint8_t>(encoding) << 4));
   PutFixed64(&out, static_cast<uint64_t>(expire_ms));
   if (type == RedisType::kString) {
     out.append(value);
@@ -57,6 +57,7 @@ bool Metadata::DecodeHeader(std::string_view in, RedisType* type, int64_t* expir
 
 bool Metadata::Decode(std::string_view in) {
   if (!DecodeHeader(in, &type, &expire_ms)) return false;
+  encoding = static_cast<StringEncoding>((static_cast<uint8_t>(in[0]) >> 4) & 0x03);
   in.remove_prefix(9);
   if (type == RedisType::kString) {
     value.assign(in.data(), in.size());

@@ -2,7 +2,8 @@
 // encodings of every column family. docs/encoding.md is the prose version of this file.
 //
 //   metadata key   : db(1) | user key
-//   metadata value : flags(1, type in the low 4 bits) | expire ms(8, 0 = none) | body
+//   metadata value : flags(1: type in bits 0-3, string encoding hint in bits 4-5) |
+//                    expire ms(8, 0 = none) | body
 //       string     : body = the value bytes
 //       collection : body = version(8) | size(8) [| list head(8) | list tail(8)]
 //   subkey key     : db(1) | len(4) | user key | version(8) | member
@@ -32,8 +33,13 @@ enum class RedisType : uint8_t {
 
 const char* RedisTypeName(RedisType type);
 
+// How OBJECT ENCODING should describe a string, mirroring what Redis would hold in memory:
+// values written by APPEND/SETRANGE are "raw", INCRBYFLOAT results are never "int".
+enum class StringEncoding : uint8_t { kAuto = 0, kRaw = 1, kNoInt = 2 };
+
 struct Metadata {
   RedisType type = RedisType::kNone;
+  StringEncoding encoding = StringEncoding::kAuto;
   int64_t expire_ms = 0;  // absolute Unix ms; 0 = no expiry
   uint64_t version = 0;   // collections: identifies this incarnation's subkeys
   uint64_t size = 0;      // collections: member count
