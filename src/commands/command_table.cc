@@ -17,8 +17,9 @@ std::unordered_map<std::string, const CommandSpec*>& Index() {
 }  // namespace
 
 CommandTable::CommandTable() {
-  for (auto* family : {&StringCommands, &KeyCommands, &ServerCommands, &ConnectionCommands,
-                       &TransactionCommands, &IntrospectionCommands}) {
+  for (auto* family :
+       {&StringCommands, &KeyCommands, &ServerCommands, &ConnectionCommands, &TransactionCommands,
+        &IntrospectionCommands, &HashCommands, &SetCommands, &ListCommands, &ZsetCommands}) {
     for (const CommandSpec& spec : (*family)()) {
       all_.push_back(&spec);
       Index()[spec.name] = &spec;

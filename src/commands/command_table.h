@@ -100,6 +100,10 @@ const std::vector<CommandSpec>& ServerCommands();
 const std::vector<CommandSpec>& ConnectionCommands();
 const std::vector<CommandSpec>& TransactionCommands();
 const std::vector<CommandSpec>& IntrospectionCommands();
+const std::vector<CommandSpec>& HashCommands();
+const std::vector<CommandSpec>& SetCommands();
+const std::vector<CommandSpec>& ListCommands();
+const std::vector<CommandSpec>& ZsetCommands();
 
 // Shared reply helpers for handlers.
 inline std::string WrongArityError(std::string_view name) {

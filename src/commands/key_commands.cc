@@ -7,6 +7,7 @@
 #include <random>
 
 #include "commands/command_util.h"
+#include "types/collection.h"
 
 namespace basalt {
 
@@ -149,11 +150,17 @@ void PersistCommand(CommandContext& c) {
   c.reply.Integer(1);
 }
 
-// Writes `meta` (a whole key as looked up elsewhere) under dst_db/dst_key.
-Status PlaceKey(CommandContext& c, int dst_db, const std::string& dst_key, const Metadata& meta) {
-  auto dst = c.ctx.Lookup(dst_db, dst_key);
-  if (!dst.ok()) return dst.status();
-  c.ctx.Write(dst_db, dst_key, meta, *dst);
+// Writes the whole value of src (strings: the metadata; collections: a copy of every member
+// under a new version) to dst_db/dst_key, replacing `dst`.
+Status PlaceKey(CommandContext& c, const std::string& src_key, const Metadata& meta, int dst_db,
+                const std::string& dst_key, const KeyState& dst) {
+  if (!meta.IsCollection()) {
+    c.ctx.Write(dst_db, dst_key, meta, dst);
+    return Status::OK();
+  }
+  auto copy = CopyMembers(c.ctx, c.db(), src_key, meta, dst_db, dst_key);
+  if (!copy.ok()) return copy.status();
+  c.ctx.Write(dst_db, dst_key, *copy, dst);
   return Status::OK();
 }
 
@@ -164,12 +171,10 @@ void RenameGeneric(CommandContext& c, bool nx) {
   if (ReplyIfError(c, src.status())) return;
   if (!src->live()) return c.reply.Error("ERR no such key");
   if (src_key == dst_key) return nx ? c.reply.Integer(0) : c.reply.Ok();
-  if (nx) {
-    auto dst = c.ctx.Lookup(c.db(), dst_key);
-    if (ReplyIfError(c, dst.status())) return;
-    if (dst->live()) return c.reply.Integer(0);
-  }
-  if (ReplyIfError(c, PlaceKey(c, c.db(), dst_key, src->meta))) return;
+  auto dst = c.ctx.Lookup(c.db(), dst_key);
+  if (ReplyIfError(c, dst.status())) return;
+  if (nx && dst->live()) return c.reply.Integer(0);
+  if (ReplyIfError(c, PlaceKey(c, src_key, src->meta, c.db(), dst_key, *dst))) return;
   c.ctx.Delete(c.db(), src_key, *src);
   nx ? c.reply.Integer(1) : c.reply.Ok();
 }
@@ -203,7 +208,7 @@ void CopyCommand(CommandContext& c) {
   auto dst = c.ctx.Lookup(dst_db, c.arg(2));
   if (ReplyIfError(c, dst.status())) return;
   if (dst->live() && !replace) return c.reply.Integer(0);
-  c.ctx.Write(dst_db, c.arg(2), src->meta, *dst);
+  if (ReplyIfError(c, PlaceKey(c, c.arg(1), src->meta, dst_db, c.arg(2), *dst))) return;
   c.reply.Integer(1);
 }
 
@@ -217,7 +222,7 @@ void MoveCommand(CommandContext& c) {
   auto dst = c.ctx.Lookup(*db, c.arg(1));
   if (ReplyIfError(c, dst.status())) return;
   if (dst->live()) return c.reply.Integer(0);
-  c.ctx.Write(*db, c.arg(1), src->meta, *dst);
+  if (ReplyIfError(c, PlaceKey(c, c.arg(1), src->meta, *db, c.arg(1), *dst))) return;
   c.ctx.Delete(c.db(), c.arg(1), *src);
   c.reply.Integer(1);
 }

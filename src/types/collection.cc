@@ -1,0 +1,78 @@
+#include "types/collection.h"
+
+namespace basalt {
+
+Metadata NewCollection(RedisType type) {
+  Metadata meta;
+  meta.type = type;
+  meta.version = NewVersion();
+  meta.size = 0;
+  return meta;
+}
+
+StatusOr<KeyState> LookupCollection(Context& ctx, int db, std::string_view key, RedisType type) {
+  auto state = ctx.Lookup(db, key);
+  if (!state.ok()) return state;
+  if (state->live() && state->meta.type != type) return Status::RedisError(kWrongTypeError);
+  return state;
+}
+
+std::string MemberKey(Context& ctx, int db, std::string_view key, uint64_t version,
+                      std::string_view member) {
+  std::string out = SubkeyPrefix(ctx.keyspace()->Physical(db), key, version);
+  out.append(member);
+  return out;
+}
+
+MemberIterator::MemberIterator(Context& ctx, ColumnFamily cf, int db, std::string_view key,
+                               uint64_t version)
+    : prefix_(SubkeyPrefix(ctx.keyspace()->Physical(db), key, version)) {
+  // The prefix ends with the 8-byte version; the next version is the exclusive upper bound.
+  upper_ = SubkeyPrefix(ctx.keyspace()->Physical(db), key, version + 1);
+  upper_slice_ = rocksdb::Slice(upper_);
+  lower_slice_ = rocksdb::Slice(prefix_);
+  options_.iterate_upper_bound = &upper_slice_;
+  options_.iterate_lower_bound = &lower_slice_;
+  it_ = ctx.batch().NewIterator(cf, &options_);
+}
+
+void MemberIterator::Seek(std::string_view member_start) {
+  std::string target = prefix_;
+  target.append(member_start);
+  it_->Seek(target);
+}
+
+void MemberIterator::SeekToLast() {
+  it_->SeekToLast();
+}
+
+std::string_view MemberIterator::member() const {
+  rocksdb::Slice k = it_->key();
+  return std::string_view(k.data() + prefix_.size(), k.size() - prefix_.size());
+}
+
+Status MemberIterator::status() const {
+  if (it_->status().ok()) return Status::OK();
+  return Status::IOError(it_->status().ToString());
+}
+
+StatusOr<Metadata> CopyMembers(Context& ctx, int src_db, std::string_view src_key,
+                               const Metadata& meta, int dst_db, std::string_view dst_key) {
+  Metadata copy = meta;
+  copy.version = NewVersion();
+  for (ColumnFamily cf : {ColumnFamily::kSubkey, ColumnFamily::kZsetScore}) {
+    if (cf == ColumnFamily::kZsetScore && meta.type != RedisType::kZset) continue;
+    MemberIterator it(ctx, cf, src_db, src_key, meta.version);
+    // Collect first: writing into the batch while iterating over it is not allowed.
+    std::vector<std::pair<std::string, std::string>> entries;
+    for (it.Seek(); it.Valid(); it.Next()) entries.emplace_back(it.member(), it.value());
+    Status s = it.status();
+    if (!s.ok()) return s;
+    for (const auto& [member, value] : entries) {
+      ctx.batch().Put(cf, MemberKey(ctx, dst_db, dst_key, copy.version, member), value);
+    }
+  }
+  return copy;
+}
+
+}  // namespace basalt

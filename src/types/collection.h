@@ -1,0 +1,67 @@
+// Collection helpers shared by every member-holding type (hash, set, list, sorted set).
+//
+// A collection is one metadata entry (type, expiry, version, size) plus member entries in the
+// `subkey` column family (and, for sorted sets, `zset_score`) under the prefix
+// db | len | key | version. A new incarnation gets a new version, so a deleted or overwritten
+// collection's members are invisible at once and reclaimed later by the compaction filter:
+// deleting a million-member collection is one metadata write.
+#pragma once
+
+#include <rocksdb/iterator.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "types/keyspace.h"
+
+namespace basalt {
+
+// The metadata of an empty collection about to be created.
+Metadata NewCollection(RedisType type);
+
+// Looks up `key` expecting a collection of `type`. Returns:
+//   - a live state of that type,
+//   - a state with live() == false when the key is absent or expired (callers creating the
+//     collection pass it to Context::Write as the old state),
+//   - a Status carrying the WRONGTYPE error when the key holds another type.
+StatusOr<KeyState> LookupCollection(Context& ctx, int db, std::string_view key, RedisType type);
+
+// db | len | key | version | member, the key of one member in `subkey` or `zset_score`.
+std::string MemberKey(Context& ctx, int db, std::string_view key, uint64_t version,
+                      std::string_view member);
+
+// Iterates the entries of one collection incarnation in one column family, in key order,
+// seeing the Context's pending writes. Bounds keep it from ever reading into the next key.
+class MemberIterator {
+ public:
+  MemberIterator(Context& ctx, ColumnFamily cf, int db, std::string_view key, uint64_t version);
+  // Positions at the first member >= `member_start` (the whole collection by default).
+  void Seek(std::string_view member_start = {});
+  void SeekToLast();
+  bool Valid() const { return it_->Valid(); }
+  void Next() { it_->Next(); }
+  void Prev() { it_->Prev(); }
+  // The member part of the current entry's key (everything after the prefix).
+  std::string_view member() const;
+  std::string_view value() const { return {it_->value().data(), it_->value().size()}; }
+  Status status() const;
+
+ private:
+  std::string prefix_;
+  std::string upper_;
+  rocksdb::Slice upper_slice_;
+  rocksdb::Slice lower_slice_;
+  rocksdb::ReadOptions options_;
+  std::unique_ptr<rocksdb::Iterator> it_;
+};
+
+// Copies every member of the collection (`meta` of src) to a new incarnation at dst_db/dst_key
+// and returns that incarnation's metadata (same type, size and expiry, new version). The caller
+// then writes it with Context::Write. Used by RENAME, COPY and MOVE.
+StatusOr<Metadata> CopyMembers(Context& ctx, int src_db, std::string_view src_key,
+                               const Metadata& meta, int dst_db, std::string_view dst_key);
+
+}  // namespace basalt
