@@ -146,6 +146,9 @@ int main(int argc, char** argv) {
   state.run_id = RandomRunId();
   state.tcp_port = static_cast<int>(config.GetInt("port"));
 
+  state.keyspace->SetTouchListener(
+      [&state](uint8_t db, std::string_view key) { state.blocking.OnKeyTouched(db, key); });
+
   basalt::NetworkServer server(&state);
   basalt::Status s = server.Start();
   if (!s.ok()) {

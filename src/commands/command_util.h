@@ -28,6 +28,15 @@ void WriteString(CommandContext& c, std::string_view key, std::string value, int
 
 void CountHit(CommandContext& c, bool hit);
 
+// Blocking commands. TimeoutArg parses a timeout in seconds (fractions allowed) with Redis's
+// errors and returns the absolute deadline in Unix ms, 0 meaning forever. ParkClient registers
+// the session on the keys at the given argument indexes and records the command to re-run;
+// it must be called while the command still holds its key locks (that is, from the handler).
+// Inside MULTI a blocking command never parks: the caller replies as on timeout instead.
+std::optional<int64_t> TimeoutArg(CommandContext& c, size_t i);
+void ParkClient(CommandContext& c, const std::vector<size_t>& key_indexes, int64_t deadline_ms,
+                bool timeout_replies_null_array);
+
 // Largest string a command may build (SETRANGE, APPEND): proto-max-bulk-len, as in Redis.
 bool CheckStringSize(CommandContext& c, uint64_t size);
 

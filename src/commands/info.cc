@@ -94,7 +94,7 @@ void ClientsSection(ServerState& s, InfoWriter& w) {
   w.Section("Clients");
   w.Field("connected_clients", static_cast<int64_t>(s.clients.size()));
   w.Field("maxclients", s.config->maxclients.load());
-  w.Field("blocked_clients", 0);
+  w.Field("blocked_clients", static_cast<int64_t>(s.blocking.blocked_clients()));
 }
 
 void MemorySection(ServerState& s, InfoWriter& w) {

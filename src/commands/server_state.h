@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "commands/blocking.h"
 #include "commands/session.h"
 #include "config/config.h"
 #include "stats/counters.h"
@@ -45,6 +46,7 @@ struct ServerState {
   ServerCounters counters;
   std::vector<CommandCounters> command_counters;  // indexed like CommandTable::all()
   ScanCursors scan_cursors;
+  BlockingRegistry blocking;
 
   int64_t start_time_ms = 0;
   std::atomic<int64_t> last_save_unix{0};

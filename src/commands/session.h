@@ -26,6 +26,14 @@ struct WatchedKey {
   bool alive_at_watch;  // a key that was live when watched and expired since aborts EXEC
 };
 
+// What a parked blocking command is waiting for.
+struct BlockState {
+  bool active = false;
+  std::vector<std::string> argv;           // the command to run again when woken
+  int64_t deadline_ms = 0;                 // absolute Unix ms; 0 = wait forever
+  bool timeout_replies_null_array = true;  // else a null bulk string
+};
+
 struct Session {
   uint64_t id = 0;
   std::string name;
@@ -52,6 +60,9 @@ struct Session {
   bool close_after_reply = false;
   // Asks the owning worker to close the connection; safe from any thread.
   std::function<void()> close_hook;
+  // Asks the owning worker to run the parked blocking command again; safe from any thread.
+  std::function<void()> wake_hook;
+  BlockState block;
   std::atomic<size_t> query_buffer_bytes{0};
   std::atomic<size_t> output_buffer_bytes{0};
 };

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 
 #include <memory>
 #include <string>
@@ -26,21 +27,28 @@ class Connection {
   void Start();
   // Closes now (CLIENT KILL, idle timeout, server stop).
   void Close();
+  // Runs the parked blocking command again after a write to one of its keys.
+  void RetryBlocked();
   Session& session() { return *session_; }
 
  private:
   static void OnRead(bufferevent* bev, void* arg);
   static void OnWrite(bufferevent* bev, void* arg);
   static void OnEvent(bufferevent* bev, short events, void* arg);
+  static void OnBlockTimeout(evutil_socket_t, short, void* arg);
   void HandleInput();
+  // Runs every complete buffered command until input runs out, the client blocks or closes.
+  void ProcessCommands();
+  void AfterCommands(std::string& out);
+  void ArmBlockTimer();
   void Flush(std::string& out);
-  void ArmTimeout();
 
   Worker* worker_;
   bufferevent* bev_;
   std::shared_ptr<Session> session_;
   RespReader reader_;
   bool closing_ = false;  // waiting for the last reply to drain
+  event* block_timer_ = nullptr;
 };
 
 }  // namespace basalt

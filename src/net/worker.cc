@@ -43,6 +43,14 @@ void Worker::CloseClient(uint64_t id) {
   event_active(notify_, EV_READ, 0);
 }
 
+void Worker::WakeClient(uint64_t id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    wake_queue_.push_back(id);
+  }
+  event_active(notify_, EV_READ, 0);
+}
+
 void Worker::Stop() {
   if (!thread_.joinable()) return;
   {
@@ -64,11 +72,13 @@ void Worker::OnNotify(evutil_socket_t, short, void* arg) {
 void Worker::DrainQueue() {
   std::vector<Pending> adopt;
   std::vector<uint64_t> close;
+  std::vector<uint64_t> wake;
   bool stopping;
   {
     std::lock_guard<std::mutex> lock(mu_);
     adopt.swap(adopt_queue_);
     close.swap(close_queue_);
+    wake.swap(wake_queue_);
     stopping = stopping_;
   }
   if (stopping) {
@@ -88,6 +98,7 @@ void Worker::DrainQueue() {
     session->authenticated = state_->config->GetString("requirepass").empty();
     uint64_t id = session->id;
     session->close_hook = [this, id] { CloseClient(id); };
+    session->wake_hook = [this, id] { WakeClient(id); };
     auto conn = std::make_unique<Connection>(this, p.fd, session);
     state_->clients.Add(session);
     Connection* raw = conn.get();
@@ -95,6 +106,10 @@ void Worker::DrainQueue() {
     raw->Start();
   }
   for (uint64_t id : close) connections_.erase(id);
+  for (uint64_t id : wake) {
+    auto it = connections_.find(id);
+    if (it != connections_.end()) it->second->RetryBlocked();
+  }
 }
 
 void Worker::OnTick(evutil_socket_t, short, void* arg) {
@@ -105,6 +120,7 @@ void Worker::OnTick(evutil_socket_t, short, void* arg) {
   std::vector<uint64_t> idle;
   for (auto& [id, conn] : self->connections_) {
     Session& s = conn->session();
+    if (s.block.active) continue;  // parked clients wait as long as their command asked
     // Clients in the middle of MULTI are idle-closed like any other, as in Redis.
     if (now - s.last_interaction_ms.load() > timeout * 1000) idle.push_back(id);
   }

@@ -25,6 +25,7 @@ class Worker {
   // Both are safe from any thread.
   void Adopt(int fd, std::string peer, std::string local);
   void CloseClient(uint64_t id);
+  void WakeClient(uint64_t id);
   void Stop();
 
   // Called by a connection when it is finished.
@@ -51,6 +52,7 @@ class Worker {
   std::mutex mu_;
   std::vector<Pending> adopt_queue_;
   std::vector<uint64_t> close_queue_;
+  std::vector<uint64_t> wake_queue_;
   bool stopping_ = false;
 
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;

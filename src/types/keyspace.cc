@@ -196,7 +196,10 @@ Status Context::Commit() {
   keyspace_->ApplyCounts(key_deltas_, expire_deltas_);
   key_deltas_.fill(0);
   expire_deltas_.fill(0);
-  for (const auto& [pdb, key] : touched_) keyspace_->watches_.Touch(pdb, key);
+  for (const auto& [pdb, key] : touched_) {
+    keyspace_->watches_.Touch(pdb, key);
+    if (keyspace_->touch_listener_) keyspace_->touch_listener_(pdb, key);
+  }
   touched_.clear();
   return Status::OK();
 }

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <set>
 #include <shared_mutex>
@@ -49,6 +50,11 @@ class Keyspace {
   // Held shared by every command and exclusively by EXEC, FLUSHDB/FLUSHALL and SWAPDB.
   std::shared_mutex& exclusive() { return exclusive_; }
 
+  // Called after each commit for every key it changed (blocked clients wait on these). Set once
+  // at start-up, before any command runs.
+  using TouchListener = std::function<void(uint8_t physical_db, std::string_view key)>;
+  void SetTouchListener(TouchListener listener) { touch_listener_ = std::move(listener); }
+
   // Whole-database operations; the caller holds exclusive().
   Status FlushDatabase(int db);
   Status FlushAll();
@@ -72,6 +78,7 @@ class Keyspace {
   std::array<std::atomic<uint64_t>, kMaxDatabases> epochs_{};
   LockTable locks_;
   WatchRegistry watches_;
+  TouchListener touch_listener_;
   std::shared_mutex exclusive_;
 };
 
