@@ -83,8 +83,8 @@ void SetUpLogging(const basalt::Config& config, const char* argv0) {
     FLAGS_log_dir = std::filesystem::path(logfile).parent_path().string();
     FLAGS_alsologtostderr = false;
   }
-  std::string level = config.GetString("loglevel");
-  FLAGS_minloglevel = level == "warning" ? google::GLOG_WARNING : google::GLOG_INFO;
+  FLAGS_minloglevel =
+      config.GetString("loglevel") == "warning" ? google::GLOG_WARNING : google::GLOG_INFO;
   google::InitGoogleLogging(argv0);
   if (!logfile.empty()) google::SetLogDestination(google::GLOG_INFO, logfile.c_str());
 }
@@ -119,6 +119,10 @@ int main(int argc, char** argv) {
   basalt::Config config;
   if (!LoadConfig(argc, argv, &config)) return 1;
   SetUpLogging(config, argv[0]);
+  config.AddApplyHook("loglevel", [](const std::string&, const std::string& value) {
+    FLAGS_minloglevel = value == "warning" ? google::GLOG_WARNING : google::GLOG_INFO;
+    return basalt::Status::OK();
+  });
 
   std::string dir = config.GetString("dir");
   std::error_code ec;

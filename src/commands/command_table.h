@@ -23,18 +23,19 @@ namespace basalt {
 struct ServerState;
 
 enum CommandFlag : uint32_t {
-  kCmdWrite = 1 << 0,       // may modify the data set
-  kCmdReadOnly = 1 << 1,    // reads the data set only
-  kCmdAdmin = 1 << 2,       // administrative (CONFIG, SHUTDOWN, ...)
-  kCmdNoScript = 1 << 3,    // not allowed from scripts
-  kCmdFast = 1 << 4,        // O(1) or O(log N)
-  kCmdNoAuth = 1 << 5,      // allowed before AUTH
-  kCmdNoMulti = 1 << 6,     // refused inside MULTI (SHUTDOWN, ...)
-  kCmdTxControl = 1 << 12,  // runs at once inside MULTI instead of queueing (EXEC, WATCH, ...)
-  kCmdExclusive = 1 << 7,   // runs alone: holds the keyspace's exclusive lock
-  kCmdLoading = 1 << 8,     // allowed while loading
-  kCmdStale = 1 << 9,       // allowed on a stale replica
-  kCmdDenyOom = 1 << 10,    // may grow memory/disk use
+  kCmdWrite = 1 << 0,        // may modify the data set
+  kCmdReadOnly = 1 << 1,     // reads the data set only
+  kCmdAdmin = 1 << 2,        // administrative (CONFIG, SHUTDOWN, ...)
+  kCmdNoScript = 1 << 3,     // not allowed from scripts
+  kCmdFast = 1 << 4,         // O(1) or O(log N)
+  kCmdNoAuth = 1 << 5,       // allowed before AUTH
+  kCmdNoMulti = 1 << 6,      // refused inside MULTI (SHUTDOWN, ...)
+  kCmdTxControl = 1 << 12,   // runs at once inside MULTI instead of queueing (EXEC, WATCH, ...)
+  kCmdSelfCommit = 1 << 13,  // commits its own batch (FLUSHDB, SWAPDB): EXEC commits before it
+  kCmdExclusive = 1 << 7,    // runs alone: holds the keyspace's exclusive lock
+  kCmdLoading = 1 << 8,      // allowed while loading
+  kCmdStale = 1 << 9,        // allowed on a stale replica
+  kCmdDenyOom = 1 << 10,     // may grow memory/disk use
   kCmdSkipSlowlog = 1 << 11,
 };
 

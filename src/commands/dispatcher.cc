@@ -119,7 +119,7 @@ const CommandSpec* ResolveCommand(const std::vector<std::string>& argv, std::str
 void RunInContext(ServerState& server, Session& session, const CommandSpec& spec,
                   std::vector<std::string>& argv, Reply& reply, Context& ctx, bool in_exec) {
   SetLastCommand(session, spec, argv);
-  if (in_exec && (spec.flags & kCmdExclusive)) {
+  if (in_exec && (spec.flags & kCmdSelfCommit)) {
     // Whole-database commands commit on their own; what the transaction wrote before them
     // must land first so that the order of effects is the order of commands.
     Status s = ctx.Commit();
@@ -173,8 +173,9 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   int64_t start = MonotonicMicros();
   size_t reply_start = out->size();
   {
-    std::shared_lock<std::shared_mutex> shared(server.keyspace->exclusive(), std::defer_lock);
-    std::unique_lock<std::shared_mutex> exclusive(server.keyspace->exclusive(), std::defer_lock);
+    std::shared_lock<WriterPreferringMutex> shared(server.keyspace->exclusive(), std::defer_lock);
+    std::unique_lock<WriterPreferringMutex> exclusive(server.keyspace->exclusive(),
+                                                      std::defer_lock);
     if (spec->flags & kCmdExclusive) {
       exclusive.lock();
     } else {

@@ -248,6 +248,7 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
   uint64_t running = 0;
   engine->db()->GetIntProperty("rocksdb.num-running-compactions", &running);
   w.Field("running_compactions", static_cast<int64_t>(running));
+  w.Field("manual_compaction_running", engine->manual_compaction_running() ? 1 : 0);
   w.Field("latest_sequence", static_cast<int64_t>(engine->db()->GetLatestSequenceNumber()));
 }
 

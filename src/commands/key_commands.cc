@@ -1,8 +1,8 @@
 // Generic key commands: existence, expiry, renaming, copying between databases, iteration.
 //
-// Every key, whatever its type, has one metadata entry, so these commands read and write
-// metadata only. Moving or copying a collection will also need its members (issue: collections);
-// until collections exist every key is a string and its metadata is the whole value.
+// Every key, whatever its type, has one metadata entry, so most of these commands read and
+// write metadata only; RENAME, COPY and MOVE of a collection also copy its members under a new
+// version (types/collection.h).
 #include <climits>
 #include <random>
 
@@ -315,8 +315,11 @@ void ScanCommand(CommandContext& c) {
     }
   }
   std::string start;
-  if (*cursor != 0 && !c.server.scan_cursors.Lookup(static_cast<uint64_t>(*cursor), &start)) {
-    start.clear();  // unknown cursor: start over, which is always safe for SCAN's guarantees
+  uint8_t pdb = c.server.keyspace->Physical(c.db());
+  if (*cursor != 0 && (!c.server.scan_cursors.Lookup(static_cast<uint64_t>(*cursor), &start) ||
+                       start.empty() || static_cast<uint8_t>(start[0]) != pdb)) {
+    // Unknown, or issued for another database: start over, which keeps SCAN's guarantees.
+    start.clear();
   }
   std::vector<std::string> keys;
   int64_t examined = 0;
@@ -334,7 +337,7 @@ void ScanCommand(CommandContext& c) {
   uint64_t next = 0;
   if (!stopped->empty()) {
     // Resume strictly after the last key examined.
-    std::string resume = MetadataKey(c.server.keyspace->Physical(c.db()), last);
+    std::string resume = MetadataKey(pdb, last);
     resume.push_back('\0');
     next = c.server.scan_cursors.Issue(std::move(resume));
   }
@@ -461,7 +464,7 @@ const std::vector<CommandSpec> kKeyCommands = {
      "Copies the value of a key to a new key.", "@keyspace @write @slow", CopyKeys},
     {"move", 3, kW | kCmdFast | kCmdExclusive, 1, 1, 1, MoveCommand, "generic",
      "Moves a key to another database.", "@keyspace @write @fast"},
-    {"swapdb", 3, kW | kCmdExclusive, 0, 0, 0, SwapDbCommand, "server",
+    {"swapdb", 3, kW | kCmdExclusive | kCmdSelfCommit, 0, 0, 0, SwapDbCommand, "server",
      "Swaps two Redis databases.", "@keyspace @write @fast @dangerous"},
     {"keys", 2, kR, 0, 0, 0, KeysCommand, "generic", "Returns all key names that match a pattern.",
      "@keyspace @read @slow @dangerous"},

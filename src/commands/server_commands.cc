@@ -217,6 +217,14 @@ void SlowlogCommand(CommandContext& c) {
                 "'. Try SLOWLOG HELP.");
 }
 
+// COMPACT (as in Kvrocks): starts a full manual compaction in the background and replies at
+// once; INFO rocksdb shows manual_compaction_running until it is done.
+void CompactCommand(CommandContext& c) {
+  Status s = c.server.keyspace->engine()->StartManualCompaction();
+  if (!s.ok()) return c.reply.Error("ERR " + s.message());
+  c.reply.Ok();
+}
+
 void InfoCommand(CommandContext& c) {
   c.reply.Verbatim(BuildInfo(c.server, c.argv));
 }
@@ -229,9 +237,9 @@ const std::vector<CommandSpec> kServerCommands = {
      "get:-3 set:-4 resetstat:2 rewrite:2 help:2"},
     {"dbsize", 1, kCmdReadOnly | kCmdFast, 0, 0, 0, DbSizeCommand, "server",
      "Returns the number of keys in the database.", "@keyspace @read @fast"},
-    {"flushdb", -1, kCmdWrite | kCmdExclusive, 0, 0, 0, FlushDbCommand, "server",
+    {"flushdb", -1, kCmdWrite | kCmdExclusive | kCmdSelfCommit, 0, 0, 0, FlushDbCommand, "server",
      "Remove all keys from the current database.", "@keyspace @write @slow @dangerous"},
-    {"flushall", -1, kCmdWrite | kCmdExclusive, 0, 0, 0, FlushAllCommand, "server",
+    {"flushall", -1, kCmdWrite | kCmdExclusive | kCmdSelfCommit, 0, 0, 0, FlushAllCommand, "server",
      "Removes all keys from all databases.", "@keyspace @write @slow @dangerous"},
     {"time", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, TimeCommand, "server",
      "Returns the server time.", "@fast"},
@@ -247,6 +255,9 @@ const std::vector<CommandSpec> kServerCommands = {
     {"slowlog", -2, kCmdAdmin | kCmdLoading | kCmdStale, 0, 0, 0, SlowlogCommand, "server",
      "A container for slow log commands.", "@admin @slow @dangerous", nullptr,
      "get:-2 len:2 reset:2 help:2"},
+    {"compact", 1, kAdm, 0, 0, 0, CompactCommand, "server",
+     "Compacts the whole database in the background, reclaiming deleted and expired data.",
+     "@admin @slow @dangerous"},
     {"info", -1, kCmdLoading | kCmdStale, 0, 0, 0, InfoCommand, "server",
      "Returns information and statistics about the server.", "@slow @dangerous"},
 };

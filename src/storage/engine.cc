@@ -126,8 +126,29 @@ void Engine::LazySyncLoop() {
   }
 }
 
+Status Engine::StartManualCompaction() {
+  if (manual_compaction_running_.exchange(true))
+    return Status::Busy("a compaction is already running");
+  if (manual_compaction_thread_.joinable()) manual_compaction_thread_.join();
+  manual_compaction_thread_ = std::thread([this] {
+    rocksdb::CompactRangeOptions options;
+    options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    for (auto* handle : handles_) {
+      rocksdb::Status s = db_->CompactRange(options, handle, nullptr, nullptr);
+      if (!s.ok()) {
+        LOG(WARNING) << "manual compaction of " << handle->GetName() << ": " << s.ToString();
+        break;
+      }
+    }
+    manual_compaction_running_ = false;
+  });
+  return Status::OK();
+}
+
 void Engine::Close() {
   if (db_ == nullptr) return;
+  db_->DisableManualCompaction();
+  if (manual_compaction_thread_.joinable()) manual_compaction_thread_.join();
   {
     std::lock_guard<std::mutex> lock(lazy_mu_);
     closing_ = true;

@@ -74,6 +74,11 @@ class Engine {
   std::shared_ptr<rocksdb::Cache> block_cache() const { return block_cache_; }
   std::shared_ptr<rocksdb::Cache> row_cache() const { return row_cache_; }
 
+  // Compacts every column family to the bottom level on a background thread, which drops
+  // everything the compaction filters reject. Busy if one is already running.
+  Status StartManualCompaction();
+  bool manual_compaction_running() const { return manual_compaction_running_.load(); }
+
   // Flushes and fsyncs the WAL, stops background work and closes the database.
   void Close();
 
@@ -90,6 +95,8 @@ class Engine {
   std::string path_;
   std::atomic<Durability> durability_{Durability::kLazy};
 
+  std::thread manual_compaction_thread_;
+  std::atomic<bool> manual_compaction_running_{false};
   std::thread lazy_sync_thread_;
   std::mutex lazy_mu_;
   std::condition_variable lazy_cv_;

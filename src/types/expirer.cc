@@ -67,7 +67,7 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
     std::string key;
     uint64_t epoch;
   };
-  std::shared_lock<std::shared_mutex> shared(keyspace_->exclusive());
+  std::shared_lock<WriterPreferringMutex> shared(keyspace_->exclusive());
   Engine* engine = keyspace_->engine();
   int64_t now = UnixMillis();
   std::string upper = ExpireKey(now + 1, 0, "");

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <utility>
 
+#include "common/rwlock.h"
 #include "common/status.h"
 #include "config/config.h"
 #include "storage/batch.h"
@@ -48,7 +49,7 @@ class Keyspace {
   LockTable& locks() { return locks_; }
   WatchRegistry& watches() { return watches_; }
   // Held shared by every command and exclusively by EXEC, FLUSHDB/FLUSHALL and SWAPDB.
-  std::shared_mutex& exclusive() { return exclusive_; }
+  WriterPreferringMutex& exclusive() { return exclusive_; }
 
   // Called after each commit for every key it changed (blocked clients wait on these). Set once
   // at start-up, before any command runs.
@@ -79,7 +80,7 @@ class Keyspace {
   LockTable locks_;
   WatchRegistry watches_;
   TouchListener touch_listener_;
-  std::shared_mutex exclusive_;
+  WriterPreferringMutex exclusive_;
 };
 
 // What a writer saw of a key: the stored entry (possibly expired) and whether it is live.
