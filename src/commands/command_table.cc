@@ -17,9 +17,9 @@ std::unordered_map<std::string, const CommandSpec*>& Index() {
 }  // namespace
 
 CommandTable::CommandTable() {
-  for (auto* family :
-       {&StringCommands, &KeyCommands, &ServerCommands, &ConnectionCommands, &TransactionCommands,
-        &IntrospectionCommands, &HashCommands, &SetCommands, &ListCommands, &ZsetCommands}) {
+  for (auto* family : {&StringCommands, &KeyCommands, &ServerCommands, &ConnectionCommands,
+                       &TransactionCommands, &IntrospectionCommands, &HashCommands, &SetCommands,
+                       &ListCommands, &ZsetCommands, &BlockingListCommands}) {
     for (const CommandSpec& spec : (*family)()) {
       all_.push_back(&spec);
       Index()[spec.name] = &spec;

@@ -105,6 +105,7 @@ const std::vector<CommandSpec>& HashCommands();
 const std::vector<CommandSpec>& SetCommands();
 const std::vector<CommandSpec>& ListCommands();
 const std::vector<CommandSpec>& ZsetCommands();
+const std::vector<CommandSpec>& BlockingListCommands();
 
 // Shared reply helpers for handlers.
 inline std::string WrongArityError(std::string_view name) {

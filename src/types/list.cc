@@ -1,0 +1,342 @@
+#include "types/list.h"
+
+#include <rocksdb/iterator.h>
+
+#include <algorithm>
+
+#include "common/coding.h"
+#include "types/collection.h"
+
+namespace basalt {
+
+namespace {
+
+// Elements read per seek by ListScan.
+constexpr uint64_t kScanChunk = 256;
+
+// The key of the element stored at absolute index `index`.
+std::string IndexKey(Context& ctx, int db, std::string_view key, const Metadata& meta,
+                     uint64_t index) {
+  return MemberKey(ctx, db, key, meta.version, EncodeListIndex(index));
+}
+
+Metadata NewList() {
+  Metadata meta = NewCollection(RedisType::kList);
+  meta.list_head = kListMiddle;
+  meta.list_tail = kListMiddle;
+  return meta;
+}
+
+// Writes the list's metadata, or deletes the key once the list is empty (as Redis does). The
+// members of a deleted incarnation are reclaimed by the compaction filter.
+void Store(Context& ctx, int db, std::string_view key, const Metadata& meta, const KeyState& old) {
+  if (meta.size == 0) {
+    ctx.Delete(db, key, old);
+  } else {
+    ctx.Write(db, key, meta, old);
+  }
+}
+
+void PushRaw(Context& ctx, int db, std::string_view key, Metadata& meta, ListEnd end,
+             std::string_view item) {
+  if (end == ListEnd::kLeft) {
+    meta.list_head--;
+    ctx.batch().Put(ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, meta.list_head), item);
+  } else {
+    ctx.batch().Put(ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, meta.list_tail), item);
+    meta.list_tail++;
+  }
+  meta.size++;
+}
+
+// Removes up to `count` elements from `end` of `meta` (in pop order into *out) without storing
+// the metadata. Elements are deleted unless the list empties (then the key goes instead).
+Status PopRaw(Context& ctx, int db, std::string_view key, Metadata& meta, ListEnd end,
+              uint64_t count, std::vector<std::string>* out) {
+  uint64_t n = std::min(count, meta.size);
+  uint64_t first = end == ListEnd::kLeft ? 0 : meta.size - n;
+  size_t base = out->size();
+  Status s = ListRead(ctx, db, key, meta, first, n, out);
+  if (!s.ok()) return s;
+  if (end == ListEnd::kRight) std::reverse(out->begin() + static_cast<ptrdiff_t>(base), out->end());
+  if (n < meta.size) {
+    for (uint64_t i = 0; i < n; i++) {
+      ctx.batch().Delete(ColumnFamily::kSubkey,
+                         IndexKey(ctx, db, key, meta, meta.list_head + first + i));
+    }
+  }
+  if (end == ListEnd::kLeft) {
+    meta.list_head += n;
+  } else {
+    meta.list_tail -= n;
+  }
+  meta.size -= n;
+  return Status::OK();
+}
+
+}  // namespace
+
+std::string EncodeListIndex(uint64_t index) {
+  std::string out;
+  PutFixed64(&out, index);
+  return out;
+}
+
+std::optional<uint64_t> ListOffset(int64_t index, uint64_t size) {
+  auto n = static_cast<int64_t>(size);
+  if (index < 0) index += n;
+  if (index < 0 || index >= n) return std::nullopt;
+  return static_cast<uint64_t>(index);
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> ListRange(int64_t start, int64_t stop, uint64_t size) {
+  auto n = static_cast<int64_t>(size);
+  if (start < 0) start += n;
+  if (stop < 0) stop += n;
+  if (start < 0) start = 0;
+  if (start > stop || start >= n) return std::nullopt;
+  if (stop >= n) stop = n - 1;
+  return std::make_pair(static_cast<uint64_t>(start), static_cast<uint64_t>(stop));
+}
+
+StatusOr<KeyState> LookupList(Context& ctx, int db, std::string_view key) {
+  return LookupCollection(ctx, db, key, RedisType::kList);
+}
+
+Status ListRead(Context& ctx, int db, std::string_view key, const Metadata& meta, uint64_t first,
+                uint64_t count, std::vector<std::string>* out) {
+  if (count == 0) return Status::OK();
+  // Bounds are exactly the requested indexes: the iterator never visits anything else.
+  std::string lower = IndexKey(ctx, db, key, meta, meta.list_head + first);
+  std::string upper = IndexKey(ctx, db, key, meta, meta.list_head + first + count);
+  rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  rocksdb::ReadOptions options;
+  options.iterate_lower_bound = &lower_slice;
+  options.iterate_upper_bound = &upper_slice;
+  auto it = ctx.batch().NewIterator(ColumnFamily::kSubkey, &options);
+  uint64_t n = 0;
+  for (it->Seek(lower_slice); it->Valid() && n < count; it->Next(), n++) {
+    out->emplace_back(it->value().data(), it->value().size());
+  }
+  if (!it->status().ok()) return Status::IOError(it->status().ToString());
+  if (n != count) return Status::IOError("list '" + std::string(key) + "' is missing elements");
+  return Status::OK();
+}
+
+Status ListScan(Context& ctx, int db, std::string_view key, const Metadata& meta, bool reverse,
+                const std::function<bool(uint64_t, const std::string&)>& fn) {
+  std::vector<std::string> chunk;
+  uint64_t done = 0;
+  while (done < meta.size) {
+    uint64_t n = std::min(kScanChunk, meta.size - done);
+    uint64_t first = reverse ? meta.size - done - n : done;
+    chunk.clear();
+    Status s = ListRead(ctx, db, key, meta, first, n, &chunk);
+    if (!s.ok()) return s;
+    for (uint64_t i = 0; i < n; i++) {
+      uint64_t j = reverse ? n - 1 - i : i;
+      if (!fn(first + j, chunk[j])) return Status::OK();
+    }
+    done += n;
+  }
+  return Status::OK();
+}
+
+void ListSet(Context& ctx, int db, std::string_view key, const KeyState& state, uint64_t offset,
+             std::string_view value) {
+  const Metadata& meta = state.meta;
+  ctx.batch().Put(ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, meta.list_head + offset),
+                  value);
+  ctx.Write(db, key, meta, state);  // unchanged, but marks the key modified for WATCH
+}
+
+uint64_t ListPushTo(Context& ctx, int db, std::string_view key, const KeyState& state, ListEnd end,
+                    const std::vector<std::string_view>& items) {
+  // Starting from the middle of a 64-bit index space, neither end can run out in practice.
+  Metadata meta = state.live() ? state.meta : NewList();
+  for (std::string_view item : items) PushRaw(ctx, db, key, meta, end, item);
+  ctx.Write(db, key, meta, state);
+  return meta.size;
+}
+
+StatusOr<uint64_t> ListPush(Context& ctx, int db, std::string_view key, ListEnd end,
+                            const std::vector<std::string_view>& items, bool only_if_exists) {
+  auto state = LookupList(ctx, db, key);
+  if (!state.ok()) return state.status();
+  if (only_if_exists && !state->live()) return uint64_t{0};
+  return ListPushTo(ctx, db, key, *state, end, items);
+}
+
+StatusOr<std::vector<std::string>> ListPopFrom(Context& ctx, int db, std::string_view key,
+                                               const KeyState& state, ListEnd end, uint64_t count) {
+  Metadata meta = state.meta;
+  std::vector<std::string> out;
+  Status s = PopRaw(ctx, db, key, meta, end, count, &out);
+  if (!s.ok()) return s;
+  Store(ctx, db, key, meta, state);
+  return out;
+}
+
+StatusOr<std::vector<std::string>> ListPop(Context& ctx, int db, std::string_view key, ListEnd end,
+                                           uint64_t count) {
+  auto state = LookupList(ctx, db, key);
+  if (!state.ok()) return state.status();
+  if (!state->live()) return std::vector<std::string>();
+  return ListPopFrom(ctx, db, key, *state, end, count);
+}
+
+namespace {
+
+StatusOr<std::optional<std::string>> PopOne(Context& ctx, int db, std::string_view key,
+                                            ListEnd end) {
+  auto popped = ListPop(ctx, db, key, end, 1);
+  if (!popped.ok()) return popped.status();
+  if (popped->empty()) return std::optional<std::string>();
+  return std::optional<std::string>(std::move(popped->front()));
+}
+
+}  // namespace
+
+StatusOr<std::optional<std::string>> PopFront(Context& ctx, int db, std::string_view key) {
+  return PopOne(ctx, db, key, ListEnd::kLeft);
+}
+
+StatusOr<std::optional<std::string>> PopBack(Context& ctx, int db, std::string_view key) {
+  return PopOne(ctx, db, key, ListEnd::kRight);
+}
+
+StatusOr<std::optional<std::string>> ListMove(Context& ctx, int db, std::string_view src,
+                                              std::string_view dst, ListEnd from, ListEnd to) {
+  auto src_state = LookupList(ctx, db, src);
+  if (!src_state.ok()) return src_state.status();
+  if (!src_state->live()) return std::optional<std::string>();
+  std::vector<std::string> value;
+  if (src == dst) {
+    // Rotation: one incarnation throughout, so the key (and its TTL) survives even when it
+    // holds a single element.
+    Metadata meta = src_state->meta;
+    Status s = PopRaw(ctx, db, src, meta, from, 1, &value);
+    if (!s.ok()) return s;
+    PushRaw(ctx, db, src, meta, to, value[0]);
+    ctx.Write(db, src, meta, *src_state);
+    return std::optional<std::string>(std::move(value[0]));
+  }
+  auto dst_state = LookupList(ctx, db, dst);
+  if (!dst_state.ok()) return dst_state.status();
+  Metadata meta = src_state->meta;
+  Status s = PopRaw(ctx, db, src, meta, from, 1, &value);
+  if (!s.ok()) return s;
+  Store(ctx, db, src, meta, *src_state);
+  ListPushTo(ctx, db, dst, *dst_state, to, {value[0]});
+  return std::optional<std::string>(std::move(value[0]));
+}
+
+StatusOr<int64_t> ListInsert(Context& ctx, int db, std::string_view key, const KeyState& state,
+                             bool after, std::string_view pivot, std::string_view element) {
+  Metadata meta = state.meta;
+  const uint64_t size = meta.size;
+  // Elements before the pivot, kept only while they could be the shorter side to shift.
+  std::vector<std::string> before;
+  std::optional<uint64_t> found;
+  Status s = ListScan(ctx, db, key, meta, false, [&](uint64_t offset, const std::string& v) {
+    if (v == pivot) {
+      found = offset;
+      return false;
+    }
+    if (offset <= size / 2) before.push_back(v);
+    return true;
+  });
+  if (!s.ok()) return s;
+  if (!found) return int64_t{-1};
+  uint64_t pos = *found + (after ? 1 : 0);  // the new element's offset
+  auto put = [&](uint64_t index, std::string_view v) {
+    ctx.batch().Put(ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, index), v);
+  };
+  if (pos < size - pos) {
+    // Shift the `pos` elements before the insertion point one to the left.
+    if (after) before.push_back(std::string(pivot));
+    for (uint64_t i = 0; i < pos; i++) put(meta.list_head - 1 + i, before[i]);
+    put(meta.list_head - 1 + pos, element);
+    meta.list_head--;
+  } else {
+    // Shift the elements from the insertion point on one to the right.
+    std::vector<std::string> rest;
+    s = ListRead(ctx, db, key, meta, pos, size - pos, &rest);
+    if (!s.ok()) return s;
+    for (uint64_t i = 0; i < rest.size(); i++) put(meta.list_head + pos + 1 + i, rest[i]);
+    put(meta.list_head + pos, element);
+    meta.list_tail++;
+  }
+  meta.size++;
+  ctx.Write(db, key, meta, state);
+  return static_cast<int64_t>(meta.size);
+}
+
+StatusOr<int64_t> ListRemove(Context& ctx, int db, std::string_view key, const KeyState& state,
+                             int64_t count, std::string_view element) {
+  Metadata meta = state.meta;
+  const uint64_t size = meta.size;
+  std::vector<std::string> all;
+  Status s = ListRead(ctx, db, key, meta, 0, size, &all);
+  if (!s.ok()) return s;
+  const bool from_right = count < 0;
+  // count == INT64_MIN: its magnitude does not fit an int64, but any limit >= size is "all".
+  uint64_t limit = count == 0  ? size
+                   : count < 0 ? static_cast<uint64_t>(-(count + 1)) + 1
+                               : static_cast<uint64_t>(count);
+  // Walk from the removal side; kept elements slide toward it, and the far end gives up
+  // `removed` indexes.
+  uint64_t removed = 0;
+  uint64_t write = 0;  // steps from the removal side of the next kept element's new place
+  bool moving = false;
+  auto index_at = [&](uint64_t step) {
+    return from_right ? meta.list_tail - 1 - step : meta.list_head + step;
+  };
+  for (uint64_t step = 0; step < size; step++) {
+    const std::string& v = all[from_right ? size - 1 - step : step];
+    if (removed < limit && v == element) {
+      removed++;
+      moving = true;
+      continue;
+    }
+    if (moving) {
+      ctx.batch().Put(ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, index_at(write)), v);
+    }
+    write++;
+  }
+  if (removed == 0) return int64_t{0};
+  if (removed < size) {
+    for (uint64_t step = size - removed; step < size; step++) {
+      ctx.batch().Delete(ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, index_at(step)));
+    }
+  }
+  if (from_right) {
+    meta.list_head += removed;
+  } else {
+    meta.list_tail -= removed;
+  }
+  meta.size -= removed;
+  Store(ctx, db, key, meta, state);
+  return static_cast<int64_t>(removed);
+}
+
+void ListTrim(Context& ctx, int db, std::string_view key, const KeyState& state, int64_t start,
+              int64_t stop) {
+  Metadata meta = state.meta;
+  auto range = ListRange(start, stop, meta.size);
+  if (!range) return ctx.Delete(db, key, state);
+  auto [first, last] = *range;
+  for (uint64_t i = 0; i < first; i++) {
+    ctx.batch().Delete(ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, meta.list_head + i));
+  }
+  for (uint64_t i = last + 1; i < meta.size; i++) {
+    ctx.batch().Delete(ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, meta.list_head + i));
+  }
+  // Written even when nothing was trimmed: Redis signals the key (WATCH) either way.
+  meta.list_tail = meta.list_head + last + 1;
+  meta.list_head += first;
+  meta.size = last - first + 1;
+  ctx.Write(db, key, meta, state);
+}
+
+}  // namespace basalt

@@ -1,0 +1,509 @@
+"""List commands (non-blocking): pushes, pops, ranges, LINSERT/LREM/LTRIM/LPOS,
+RPOPLPUSH/LMOVE/LMPOP (Redis 7.0 semantics, replies and error texts)."""
+import time
+
+import pytest
+
+from helpers import arity, raises
+from resp import RawConn
+
+SYNTAX = "ERR syntax error"
+NOT_INT = "ERR value is not an integer or out of range"
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+POSITIVE = "ERR value is out of range, must be positive"
+RANK_ZERO = ("ERR RANK can't be zero: use 1 to start from the first match, 2 from the "
+             "second ... or use negative to start from the end of the list")
+
+
+def lrange(r, key):
+    return r.execute_command("LRANGE", key, 0, -1)
+
+
+# --------------------------------------------------------------------------
+# push / len / range
+# --------------------------------------------------------------------------
+def test_push_order_and_length(rr):
+    assert rr.execute_command("RPUSH", "l", "a", "b", "c") == 3
+    assert rr.execute_command("LPUSH", "l", "x", "y") == 5
+    assert lrange(rr, "l") == ["y", "x", "a", "b", "c"]
+    assert rr.execute_command("LLEN", "l") == 5
+    assert rr.execute_command("LLEN", "nokey") == 0
+    assert rr.execute_command("TYPE", "l") == "list"
+
+
+def test_pushx(rr):
+    assert rr.execute_command("LPUSHX", "l", "a") == 0
+    assert rr.execute_command("RPUSHX", "l", "a", "b") == 0
+    assert rr.execute_command("EXISTS", "l") == 0
+    rr.execute_command("RPUSH", "l", "m")
+    assert rr.execute_command("LPUSHX", "l", "a", "b") == 3
+    assert rr.execute_command("RPUSHX", "l", "y", "z") == 5
+    assert lrange(rr, "l") == ["b", "a", "m", "y", "z"]
+
+
+def test_binary_and_empty_elements(server, r):
+    with RawConn(server.port) as c:
+        assert c.call("RPUSH", "l", "", "a\x00b", "\r\n") == (":", 3)
+        assert c.call("LRANGE", "l", 0, -1) == ("*", [("$", b""), ("$", b"a\x00b"),
+                                                      ("$", b"\r\n")])
+        assert c.call("LINDEX", "l", 1) == ("$", b"a\x00b")
+
+
+@pytest.mark.parametrize("start,stop", [
+    (0, -1), (0, 0), (1, 3), (-3, -1), (-100, 100), (5, 3), (10, 20), (-1, -1), (3, -3),
+    (-9223372036854775808, 9223372036854775807), (2, 2), (0, -7), (-6, 0)])
+def test_lrange_ranges(rr, start, stop):
+    items = ["a", "b", "c", "d", "e", "f"]
+    rr.execute_command("RPUSH", "l", *items)
+    n = len(items)
+    s = start + n if start < 0 else start
+    e = stop + n if stop < 0 else stop
+    s = max(s, 0)
+    expected = [] if s > e or s >= n else items[s:min(e, n - 1) + 1]
+    assert rr.execute_command("LRANGE", "l", start, stop) == expected
+
+
+def test_lrange_missing_and_errors(rr):
+    assert rr.execute_command("LRANGE", "nokey", 0, -1) == []
+    raises(rr, NOT_INT, "LRANGE", "nokey", "x", 1)
+    raises(rr, NOT_INT, "LRANGE", "nokey", 0, "1.5")
+    raises(rr, arity("lrange"), "LRANGE", "l", 0)
+
+
+def test_long_list_range_reads(rr):
+    rr.execute_command("RPUSH", "l", *range(1000))
+    rr.execute_command("LPUSH", "l", *range(-1, -501, -1))
+    assert rr.execute_command("LLEN", "l") == 1500
+    assert rr.execute_command("LRANGE", "l", 498, 502) == ["-2", "-1", "0", "1", "2"]
+    assert rr.execute_command("LINDEX", "l", -1) == "999"
+    assert rr.execute_command("LINDEX", "l", 0) == "-500"
+    assert len(rr.execute_command("LRANGE", "l", 0, -1)) == 1500
+
+
+# --------------------------------------------------------------------------
+# pops
+# --------------------------------------------------------------------------
+def test_pop_single(server, r):
+    with RawConn(server.port) as c:
+        c.call("RPUSH", "l", "a", "b", "c")
+        assert c.call("LPOP", "l") == ("$", b"a")
+        assert c.call("RPOP", "l") == ("$", b"c")
+        assert c.call("LPOP", "l") == ("$", b"b")
+        assert c.call("EXISTS", "l") == (":", 0)
+        assert c.call("LPOP", "l") == ("$", None)
+        assert c.call("RPOP", "l") == ("$", None)
+
+
+def test_pop_count(server, r):
+    with RawConn(server.port) as c:
+        c.call("RPUSH", "l", "a", "b", "c", "d", "e")
+        assert c.call("LPOP", "l", 2) == ("*", [("$", b"a"), ("$", b"b")])
+        assert c.call("RPOP", "l", 2) == ("*", [("$", b"e"), ("$", b"d")])
+        assert c.call("LPOP", "l", 0) == ("*", [])
+        assert c.call("RPOP", "l", 10) == ("*", [("$", b"c")])
+        assert c.call("EXISTS", "l") == (":", 0)
+        assert c.call("LPOP", "l", 1) == ("*", None)
+        assert c.call("RPOP", "l", 0) == ("*", None)
+        assert c.call("LPOP", "l", -1) == ("-", POSITIVE)
+        assert c.call("LPOP", "l", "x") == ("-", POSITIVE)
+        assert c.call("LPOP", "l", 1, 2) == ("-", arity("lpop"))
+        assert c.call("RPOP", "l", 1, 2) == ("-", arity("rpop"))
+
+
+def test_pop_resp3_nulls(server, r):
+    with RawConn(server.port) as c:
+        c.call("HELLO", "3")
+        assert c.call("LPOP", "l") == ("_", None)
+        assert c.call("LPOP", "l", 2) == ("_", None)
+        assert c.call("LMPOP", 1, "l", "LEFT") == ("_", None)
+
+
+def test_queue_usage_pops_advance(rr):
+    # A FIFO queue: push right, pop left, many times over (head and tail march on).
+    model = []
+    for i in range(300):
+        rr.execute_command("RPUSH", "q", "a%d" % i, "b%d" % i)
+        model += ["a%d" % i, "b%d" % i]
+        assert rr.execute_command("LPOP", "q") == model.pop(0)
+    assert rr.execute_command("LLEN", "q") == 300
+    assert rr.execute_command("LINDEX", "q", 0) == model[0]
+    assert rr.execute_command("LRANGE", "q", -2, -1) == ["a299", "b299"]
+
+
+def test_wrong_count_then_wrongtype(rr):
+    rr.execute_command("SET", "s", "x")
+    raises(rr, WRONGTYPE, "LPOP", "s", 0)
+    raises(rr, POSITIVE, "LPOP", "s", -1)
+
+
+# --------------------------------------------------------------------------
+# LINDEX / LSET
+# --------------------------------------------------------------------------
+def test_lindex(server, r):
+    with RawConn(server.port) as c:
+        c.call("RPUSH", "l", "a", "b", "c")
+        assert c.call("LINDEX", "l", 0) == ("$", b"a")
+        assert c.call("LINDEX", "l", -1) == ("$", b"c")
+        assert c.call("LINDEX", "l", -3) == ("$", b"a")
+        assert c.call("LINDEX", "l", 3) == ("$", None)
+        assert c.call("LINDEX", "l", -4) == ("$", None)
+        assert c.call("LINDEX", "l", "-9223372036854775808") == ("$", None)
+        assert c.call("LINDEX", "l", "x") == ("-", NOT_INT)
+        # the key is looked up first: a missing key with a bad index is nil
+        assert c.call("LINDEX", "nokey", "x") == ("$", None)
+
+
+def test_lset(rr):
+    rr.execute_command("RPUSH", "l", "a", "b", "c")
+    assert rr.execute_command("LSET", "l", 0, "A") == "OK"
+    assert rr.execute_command("LSET", "l", -1, "C") == "OK"
+    assert lrange(rr, "l") == ["A", "b", "C"]
+    raises(rr, "ERR index out of range", "LSET", "l", 3, "x")
+    raises(rr, "ERR index out of range", "LSET", "l", -4, "x")
+    raises(rr, NOT_INT, "LSET", "l", "x", "x")
+    raises(rr, "ERR no such key", "LSET", "nokey", 0, "x")
+    raises(rr, "ERR no such key", "LSET", "nokey", "x", "x")
+
+
+# --------------------------------------------------------------------------
+# LINSERT
+# --------------------------------------------------------------------------
+def test_linsert_positions(rr):
+    rr.execute_command("RPUSH", "l", "a", "b", "c", "d", "e")
+    assert rr.execute_command("LINSERT", "l", "BEFORE", "a", "0") == 6
+    assert rr.execute_command("LINSERT", "l", "after", "e", "9") == 7
+    assert rr.execute_command("LINSERT", "l", "Before", "d", "x") == 8
+    assert rr.execute_command("LINSERT", "l", "AFTER", "b", "y") == 9
+    assert lrange(rr, "l") == ["0", "a", "b", "y", "c", "x", "d", "e", "9"]
+    assert rr.execute_command("LINSERT", "l", "BEFORE", "zz", "q") == -1
+    assert rr.execute_command("LLEN", "l") == 9
+
+
+def test_linsert_first_pivot_only(rr):
+    rr.execute_command("RPUSH", "l", "p", "x", "p")
+    assert rr.execute_command("LINSERT", "l", "AFTER", "p", "n") == 4
+    assert lrange(rr, "l") == ["p", "n", "x", "p"]
+
+
+@pytest.mark.parametrize("pos", range(0, 8))
+@pytest.mark.parametrize("where", ["BEFORE", "AFTER"])
+def test_linsert_every_position(rr, pos, where):
+    items = ["e%d" % i for i in range(8)]
+    rr.execute_command("RPUSH", "l", *items)
+    assert rr.execute_command("LINSERT", "l", where, items[pos], "N") == 9
+    expect = list(items)
+    expect.insert(pos if where == "BEFORE" else pos + 1, "N")
+    assert lrange(rr, "l") == expect
+    assert rr.execute_command("LINDEX", "l", 0) == expect[0]
+    assert rr.execute_command("LINDEX", "l", -1) == expect[-1]
+
+
+def test_linsert_missing_and_errors(rr):
+    assert rr.execute_command("LINSERT", "nokey", "BEFORE", "a", "b") == 0
+    assert rr.execute_command("EXISTS", "nokey") == 0
+    raises(rr, SYNTAX, "LINSERT", "nokey", "middle", "a", "b")
+    rr.execute_command("SET", "s", "x")
+    raises(rr, WRONGTYPE, "LINSERT", "s", "BEFORE", "a", "b")
+    raises(rr, SYNTAX, "LINSERT", "s", "middle", "a", "b")
+
+
+# --------------------------------------------------------------------------
+# LREM
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("count,expect_n,expect", [
+    (0, 4, ["b", "c", "d"]),
+    (1, 1, ["b", "a", "c", "a", "d", "a"]),
+    (2, 2, ["b", "c", "a", "d", "a"]),
+    (-1, 1, ["a", "b", "a", "c", "a", "d"]),
+    (-3, 3, ["a", "b", "c", "d"]),
+    (10, 4, ["b", "c", "d"]),
+    (-10, 4, ["b", "c", "d"]),
+    (-9223372036854775808, 4, ["b", "c", "d"]),
+])
+def test_lrem(rr, count, expect_n, expect):
+    rr.execute_command("RPUSH", "l", "a", "b", "a", "c", "a", "d", "a")
+    assert rr.execute_command("LREM", "l", count, "a") == expect_n
+    assert lrange(rr, "l") == expect
+    assert rr.execute_command("LLEN", "l") == len(expect)
+    assert rr.execute_command("LINDEX", "l", -1) == expect[-1]
+
+
+def test_lrem_removes_all_deletes_key(rr):
+    rr.execute_command("RPUSH", "l", "a", "a")
+    assert rr.execute_command("LREM", "l", 0, "a") == 2
+    assert rr.execute_command("EXISTS", "l") == 0
+    assert rr.execute_command("LREM", "l", 0, "a") == 0
+    rr.execute_command("RPUSH", "l", "a")
+    assert rr.execute_command("LREM", "l", 0, "b") == 0
+    raises(rr, NOT_INT, "LREM", "l", "x", "a")
+
+
+# --------------------------------------------------------------------------
+# LTRIM
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("start,stop", [
+    (0, -1), (1, -1), (0, 2), (2, 3), (-2, -1), (-100, 100), (3, 1), (10, 20), (0, 0),
+    (5, 5), (-1, 0)])
+def test_ltrim(rr, start, stop):
+    items = ["a", "b", "c", "d", "e", "f"]
+    rr.execute_command("RPUSH", "l", *items)
+    assert rr.execute_command("LTRIM", "l", start, stop) == "OK"
+    n = len(items)
+    s = start + n if start < 0 else start
+    e = stop + n if stop < 0 else stop
+    s = max(s, 0)
+    expect = [] if s > e or s >= n else items[s:min(e, n - 1) + 1]
+    assert lrange(rr, "l") == expect
+    assert rr.execute_command("EXISTS", "l") == (1 if expect else 0)
+    # the list keeps working at both ends afterwards
+    rr.execute_command("LPUSH", "l", "L")
+    rr.execute_command("RPUSH", "l", "R")
+    assert lrange(rr, "l") == ["L"] + expect + ["R"]
+
+
+def test_ltrim_missing_and_errors(rr):
+    assert rr.execute_command("LTRIM", "nokey", 0, 1) == "OK"
+    raises(rr, NOT_INT, "LTRIM", "nokey", "x", 1)
+    rr.execute_command("SET", "s", "x")
+    raises(rr, WRONGTYPE, "LTRIM", "s", 0, 1)
+
+
+# --------------------------------------------------------------------------
+# LPOS
+# --------------------------------------------------------------------------
+def test_lpos(server, r):
+    with RawConn(server.port) as c:
+        c.call("RPUSH", "l", "a", "b", "c", "1", "2", "3", "c", "c")
+        assert c.call("LPOS", "l", "c") == (":", 2)
+        assert c.call("LPOS", "l", "zz") == ("$", None)
+        assert c.call("LPOS", "l", "c", "RANK", 2) == (":", 6)
+        assert c.call("LPOS", "l", "c", "RANK", -1) == (":", 7)
+        assert c.call("LPOS", "l", "c", "RANK", -3) == (":", 2)
+        assert c.call("LPOS", "l", "c", "RANK", 4) == ("$", None)
+        assert c.call("LPOS", "l", "c", "COUNT", 0) == ("*", [(":", 2), (":", 6), (":", 7)])
+        assert c.call("LPOS", "l", "c", "COUNT", 2) == ("*", [(":", 2), (":", 6)])
+        assert c.call("LPOS", "l", "c", "COUNT", 2, "RANK", -1) == ("*", [(":", 7), (":", 6)])
+        assert c.call("LPOS", "l", "c", "COUNT", 0, "MAXLEN", 7) == ("*", [(":", 2), (":", 6)])
+        assert c.call("LPOS", "l", "c", "RANK", -1, "MAXLEN", 1) == (":", 7)
+        assert c.call("LPOS", "l", "c", "RANK", -1, "MAXLEN", 1, "COUNT", 0) == \
+            ("*", [(":", 7)])
+        assert c.call("LPOS", "l", "a", "RANK", -1, "MAXLEN", 7) == ("$", None)
+        assert c.call("LPOS", "l", "zz", "COUNT", 3) == ("*", [])
+        assert c.call("LPOS", "nokey", "a") == ("$", None)
+        assert c.call("LPOS", "nokey", "a", "COUNT", 0) == ("*", [])
+
+
+def test_lpos_errors(rr):
+    raises(rr, RANK_ZERO, "LPOS", "l", "a", "RANK", 0)
+    raises(rr, NOT_INT, "LPOS", "l", "a", "RANK", "x")
+    raises(rr, "ERR COUNT can't be negative", "LPOS", "l", "a", "COUNT", -1)
+    raises(rr, "ERR COUNT can't be negative", "LPOS", "l", "a", "COUNT", "x")
+    raises(rr, "ERR MAXLEN can't be negative", "LPOS", "l", "a", "MAXLEN", -1)
+    raises(rr, SYNTAX, "LPOS", "l", "a", "RANK")
+    raises(rr, SYNTAX, "LPOS", "l", "a", "FOO", 1)
+    rr.execute_command("SET", "s", "x")
+    raises(rr, WRONGTYPE, "LPOS", "s", "a")
+    raises(rr, RANK_ZERO, "LPOS", "s", "a", "RANK", 0)
+
+
+# --------------------------------------------------------------------------
+# RPOPLPUSH / LMOVE
+# --------------------------------------------------------------------------
+def test_rpoplpush(rr):
+    rr.execute_command("RPUSH", "src", "a", "b", "c")
+    assert rr.execute_command("RPOPLPUSH", "src", "dst") == "c"
+    assert rr.execute_command("RPOPLPUSH", "src", "dst") == "b"
+    assert lrange(rr, "src") == ["a"]
+    assert lrange(rr, "dst") == ["b", "c"]
+    assert rr.execute_command("RPOPLPUSH", "src", "dst") == "a"
+    assert rr.execute_command("EXISTS", "src") == 0
+    assert rr.execute_command("RPOPLPUSH", "src", "dst") is None
+    assert lrange(rr, "dst") == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("wf,wt,src,dst", [
+    ("LEFT", "LEFT", ["b", "c"], ["a", "x"]),
+    ("LEFT", "RIGHT", ["b", "c"], ["x", "a"]),
+    ("RIGHT", "LEFT", ["a", "b"], ["c", "x"]),
+    ("right", "right", ["a", "b"], ["x", "c"]),
+])
+def test_lmove_directions(rr, wf, wt, src, dst):
+    rr.execute_command("RPUSH", "src", "a", "b", "c")
+    rr.execute_command("RPUSH", "dst", "x")
+    rr.execute_command("LMOVE", "src", "dst", wf, wt)
+    assert lrange(rr, "src") == src
+    assert lrange(rr, "dst") == dst
+
+
+def test_lmove_same_key_rotation(rr):
+    rr.execute_command("RPUSH", "l", "a", "b", "c")
+    assert rr.execute_command("LMOVE", "l", "l", "LEFT", "RIGHT") == "a"
+    assert lrange(rr, "l") == ["b", "c", "a"]
+    assert rr.execute_command("LMOVE", "l", "l", "RIGHT", "LEFT") == "a"
+    assert lrange(rr, "l") == ["a", "b", "c"]
+    assert rr.execute_command("RPOPLPUSH", "l", "l") == "c"
+    assert lrange(rr, "l") == ["c", "a", "b"]
+    assert rr.execute_command("LMOVE", "l", "l", "LEFT", "LEFT") == "c"
+    assert lrange(rr, "l") == ["c", "a", "b"]
+
+
+def test_lmove_single_element_same_key_keeps_ttl(rr):
+    rr.execute_command("RPUSH", "l", "only")
+    rr.execute_command("EXPIRE", "l", 1000)
+    assert rr.execute_command("LMOVE", "l", "l", "LEFT", "RIGHT") == "only"
+    assert lrange(rr, "l") == ["only"]
+    assert 990 <= rr.execute_command("TTL", "l") <= 1000
+
+
+def test_lmove_creates_destination_without_ttl(rr):
+    rr.execute_command("RPUSH", "src", "a")
+    rr.execute_command("EXPIRE", "src", 1000)
+    assert rr.execute_command("LMOVE", "src", "dst", "LEFT", "LEFT") == "a"
+    assert rr.execute_command("TTL", "dst") == -1
+    assert rr.execute_command("EXISTS", "src") == 0
+
+
+def test_move_wrongtype_and_errors(rr):
+    rr.execute_command("SET", "s", "x")
+    rr.execute_command("RPUSH", "l", "a")
+    raises(rr, WRONGTYPE, "RPOPLPUSH", "s", "l")
+    raises(rr, WRONGTYPE, "RPOPLPUSH", "l", "s")
+    raises(rr, WRONGTYPE, "LMOVE", "l", "s", "LEFT", "LEFT")
+    assert lrange(rr, "l") == ["a"]  # nothing popped when the destination is wrong
+    # a missing source wins over a wrong destination
+    assert rr.execute_command("RPOPLPUSH", "nokey", "s") is None
+    assert rr.execute_command("LMOVE", "nokey", "s", "LEFT", "LEFT") is None
+    raises(rr, SYNTAX, "LMOVE", "l", "l", "UP", "LEFT")
+    raises(rr, SYNTAX, "LMOVE", "l", "l", "LEFT", "DOWN")
+    raises(rr, arity("lmove"), "LMOVE", "l", "l", "LEFT")
+
+
+# --------------------------------------------------------------------------
+# LMPOP
+# --------------------------------------------------------------------------
+def test_lmpop(server, r):
+    with RawConn(server.port) as c:
+        c.call("RPUSH", "b", "1", "2", "3")
+        c.call("RPUSH", "c", "x")
+        assert c.call("LMPOP", 3, "a", "b", "c", "LEFT") == \
+            ("*", [("$", b"b"), ("*", [("$", b"1")])])
+        assert c.call("LMPOP", 2, "a", "b", "right", "COUNT", 5) == \
+            ("*", [("$", b"b"), ("*", [("$", b"3"), ("$", b"2")])])
+        assert c.call("EXISTS", "b") == (":", 0)
+        assert c.call("LMPOP", 3, "a", "b", "c", "LEFT", "count", 1) == \
+            ("*", [("$", b"c"), ("*", [("$", b"x")])])
+        assert c.call("LMPOP", 2, "a", "b", "LEFT") == ("*", None)
+
+
+def test_lmpop_errors(rr):
+    raises(rr, "ERR numkeys should be greater than 0", "LMPOP", 0, "a", "LEFT")
+    raises(rr, "ERR numkeys should be greater than 0", "LMPOP", -1, "a", "LEFT")
+    raises(rr, "ERR numkeys should be greater than 0", "LMPOP", "x", "a", "LEFT")
+    raises(rr, SYNTAX, "LMPOP", 3, "a", "LEFT")
+    raises(rr, SYNTAX, "LMPOP", 1, "a", "MIDDLE")
+    raises(rr, SYNTAX, "LMPOP", 1, "a", "LEFT", "COUNT")
+    raises(rr, SYNTAX, "LMPOP", 1, "a", "LEFT", "COUNT", 1, "COUNT", 1)
+    raises(rr, SYNTAX, "LMPOP", 1, "a", "LEFT", "FOO")
+    raises(rr, "ERR count should be greater than 0", "LMPOP", 1, "a", "LEFT", "COUNT", 0)
+    raises(rr, "ERR count should be greater than 0", "LMPOP", 1, "a", "LEFT", "COUNT", "x")
+    raises(rr, arity("lmpop"), "LMPOP", 1, "a")
+    rr.execute_command("SET", "s", "x")
+    rr.execute_command("RPUSH", "l", "a")
+    raises(rr, WRONGTYPE, "LMPOP", 2, "s", "l", "LEFT")
+    raises(rr, WRONGTYPE, "LMPOP", 2, "nokey", "s", "LEFT")
+    assert rr.execute_command("LMPOP", 2, "l", "s", "LEFT") == ["l", ["a"]]
+
+
+def test_lmpop_getkeys(rr):
+    assert rr.execute_command("COMMAND", "GETKEYS", "LMPOP", 2, "a", "b", "LEFT") == ["a", "b"]
+
+
+# --------------------------------------------------------------------------
+# WRONGTYPE, arity, interaction with other commands
+# --------------------------------------------------------------------------
+@pytest.mark.parametrize("args", [
+    ["LPUSH", "s", "a"], ["RPUSH", "s", "a"], ["LPUSHX", "s", "a"], ["RPUSHX", "s", "a"],
+    ["LPOP", "s"], ["RPOP", "s"], ["RPOP", "s", 2], ["LLEN", "s"], ["LINDEX", "s", 0],
+    ["LRANGE", "s", 0, -1], ["LSET", "s", 0, "a"], ["LREM", "s", 0, "a"],
+    ["LTRIM", "s", 0, 1], ["LPOS", "s", "a"], ["LMPOP", 1, "s", "LEFT"]])
+def test_wrongtype(rr, args):
+    rr.execute_command("SET", "s", "x")
+    raises(rr, WRONGTYPE, *args)
+
+
+def test_string_commands_on_list(rr):
+    rr.execute_command("RPUSH", "l", "a")
+    raises(rr, WRONGTYPE, "GET", "l")
+    raises(rr, WRONGTYPE, "APPEND", "l", "x")
+
+
+@pytest.mark.parametrize("cmd,args", [
+    ("lpush", ["k"]), ("rpush", ["k"]), ("lpushx", ["k"]), ("rpushx", ["k"]), ("lpop", []),
+    ("rpop", []), ("llen", []), ("lindex", ["k"]), ("lrange", ["k", 0]),
+    ("lset", ["k", 0]), ("linsert", ["k", "BEFORE", "a"]), ("lrem", ["k", 0]),
+    ("ltrim", ["k", 0]), ("lpos", ["k"]), ("rpoplpush", ["k"]), ("lmove", ["k", "k", "LEFT"]),
+    ("lmpop", [1, "k"])])
+def test_arity(rr, cmd, args):
+    raises(rr, arity(cmd), cmd.upper(), *args)
+
+
+def test_set_overwrites_list_and_recreate(rr):
+    rr.execute_command("RPUSH", "l", "a", "b")
+    rr.execute_command("SET", "l", "str")
+    assert rr.execute_command("GET", "l") == "str"
+    rr.execute_command("DEL", "l")
+    assert rr.execute_command("RPUSH", "l", "z") == 1
+    assert lrange(rr, "l") == ["z"]  # no elements of the old incarnation
+
+
+def test_list_ttl_rename_copy(rr):
+    rr.execute_command("RPUSH", "l", "a", "b", "c")
+    rr.execute_command("LPOP", "l")
+    assert rr.execute_command("EXPIRE", "l", 100) == 1
+    assert rr.execute_command("RPUSH", "l", "d") == 3
+    assert 95 <= rr.execute_command("TTL", "l") <= 100  # pushes keep the TTL
+    assert rr.execute_command("RENAME", "l", "m") == "OK"
+    assert lrange(rr, "m") == ["b", "c", "d"]
+    assert rr.execute_command("COPY", "m", "n") == 1
+    rr.execute_command("LPUSH", "n", "x")
+    rr.execute_command("RPOP", "m")
+    assert lrange(rr, "m") == ["b", "c"]
+    assert lrange(rr, "n") == ["x", "b", "c", "d"]
+
+
+def test_expired_list_is_gone(rr):
+    rr.execute_command("RPUSH", "l", "a", "b")
+    rr.execute_command("PEXPIRE", "l", 1)
+    time.sleep(0.05)
+    assert rr.execute_command("LLEN", "l") == 0
+    assert rr.execute_command("LPUSHX", "l", "x") == 0
+    assert rr.execute_command("RPUSH", "l", "n") == 1
+    assert lrange(rr, "l") == ["n"]
+    assert rr.execute_command("TTL", "l") == -1
+
+
+def test_multi_exec_list(rr):
+    rr.execute_command("MULTI")
+    rr.execute_command("RPUSH", "l", "a", "b", "c")
+    rr.execute_command("LPOP", "l")
+    rr.execute_command("LINSERT", "l", "BEFORE", "c", "x")
+    rr.execute_command("LMOVE", "l", "m", "RIGHT", "LEFT")
+    rr.execute_command("LRANGE", "l", 0, -1)
+    res = rr.execute_command("EXEC")
+    assert res == [3, "a", 3, "c", ["b", "x"]]
+    assert lrange(rr, "m") == ["c"]
+
+
+def test_watch_broken_by_list_write(server, r):
+    other = server.client()
+    try:
+        r.rpush("l", "a", "b")
+        for cmd in (["LSET", "l", 0, "z"], ["LTRIM", "l", 0, -1], ["RPUSH", "l", "c"],
+                    ["LPOP", "l"]):
+            r.execute_command("WATCH", "l")
+            other.execute_command(*cmd)
+            r.execute_command("MULTI")
+            r.execute_command("LLEN", "l")
+            assert r.execute_command("EXEC") is None, cmd
+    finally:
+        other.close()
