@@ -42,8 +42,24 @@ void MemberIterator::Seek(std::string_view member_start) {
   it_->Seek(target);
 }
 
-void MemberIterator::SeekToLast() {
-  it_->SeekToLast();
+void MemberIterator::SeekToLast(std::string_view member_end) {
+  // Not it_->SeekToLast(): over a batch, RocksDB's write-batch iterator positions its delta side
+  // on the batch's last entry even when that lies past the upper bound (another key written by
+  // the same transaction). SeekForPrev on the bound itself is positioned correctly on both sides.
+  if (member_end.empty()) {
+    it_->SeekForPrev(upper_);
+    if (it_->Valid() && it_->key().compare(upper_slice_) >= 0) it_->Prev();
+    return;
+  }
+  std::string target = prefix_;
+  target.append(member_end);
+  it_->SeekForPrev(target);
+}
+
+bool MemberIterator::Valid() const {
+  // The bounds are also checked here: the batch side of the iterator does not honour them in
+  // every direction, and an entry outside this incarnation must never be taken for a member.
+  return it_->Valid() && it_->key().starts_with(lower_slice_);
 }
 
 std::string_view MemberIterator::member() const {
@@ -60,8 +76,10 @@ StatusOr<Metadata> CopyMembers(Context& ctx, int src_db, std::string_view src_ke
                                const Metadata& meta, int dst_db, std::string_view dst_key) {
   Metadata copy = meta;
   copy.version = NewVersion();
-  for (ColumnFamily cf : {ColumnFamily::kSubkey, ColumnFamily::kZsetScore}) {
+  for (ColumnFamily cf :
+       {ColumnFamily::kSubkey, ColumnFamily::kZsetScore, ColumnFamily::kLargeValue}) {
     if (cf == ColumnFamily::kZsetScore && meta.type != RedisType::kZset) continue;
+    if (cf == ColumnFamily::kLargeValue && meta.type != RedisType::kHash) continue;
     MemberIterator it(ctx, cf, src_db, src_key, meta.version);
     // Collect first: writing into the batch while iterating over it is not allowed.
     std::vector<std::pair<std::string, std::string>> entries;

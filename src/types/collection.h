@@ -40,8 +40,9 @@ class MemberIterator {
   MemberIterator(Context& ctx, ColumnFamily cf, int db, std::string_view key, uint64_t version);
   // Positions at the first member >= `member_start` (the whole collection by default).
   void Seek(std::string_view member_start = {});
-  void SeekToLast();
-  bool Valid() const { return it_->Valid(); }
+  // Positions at the last member <= `member_end` (the last member of all when empty).
+  void SeekToLast(std::string_view member_end = {});
+  bool Valid() const;
   void Next() { it_->Next(); }
   void Prev() { it_->Prev(); }
   // The member part of the current entry's key (everything after the prefix).

@@ -78,7 +78,7 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
         return false;  // unsure: keep
       }
       Metadata meta;
-      if (s.ok() && meta.Decode(value) && meta.IsCollection() && !meta.ExpiredAt(now_ms_)) {
+      if (s.ok() && meta.Decode(value) && meta.HasSubkeys() && !meta.ExpiredAt(now_ms_)) {
         cached_alive_version_ = meta.version;
       }
     }

@@ -26,6 +26,9 @@ class ActiveExpirer {
 
   // Runs one round now; returns how many keys it deleted. Public for tests and DEBUG.
   int64_t RunOnce();
+  // A replica does not expire keys itself: its master's deletions arrive with the data. Checked
+  // before each slice under the keyspace lock, so a paused expirer commits no further slice.
+  void SetPaused(bool paused) { paused_ = paused; }
   int64_t expired_total() const { return expired_total_.load(); }
 
  private:
@@ -40,6 +43,7 @@ class ActiveExpirer {
   bool stopping_ = false;
   std::string low_water_;  // expire keys below this were consumed by an earlier round
   std::atomic<int64_t> expired_total_{0};
+  std::atomic<bool> paused_{false};
   uint64_t rounds_ = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include "common/clock.h"
 #include "common/coding.h"
+#include "storage/format_marker.h"
 #include "types/compaction.h"
 
 namespace basalt {
@@ -17,6 +18,9 @@ const char* const kWrongTypeError =
 StatusOr<std::unique_ptr<Keyspace>> Keyspace::Open(Config* config) {
   std::unique_ptr<Keyspace> ks(new Keyspace());
   ks->databases_ = static_cast<int>(config->GetInt("databases"));
+  Status marker =
+      CheckFormatMarker(config->GetString("dir"), kDataFormatVersion, kFirstDataFormatVersion);
+  if (!marker.ok()) return marker;
   auto subkey_filter = std::make_shared<SubkeyFilterFactory>();
   ColumnFamilyHooks hooks;
   hooks.metadata_filter = NewMetadataFilterFactory();
@@ -74,7 +78,8 @@ Status Keyspace::FlushDatabase(int db) {
   Batch batch(engine_.get());
   // The data goes with range deletes; bumping the epoch orphans this database's expiry index
   // entries, which the expirer then discards without touching the (reset) counts.
-  for (ColumnFamily cf : {ColumnFamily::kMetadata, ColumnFamily::kSubkey, ColumnFamily::kZsetScore})
+  for (ColumnFamily cf : {ColumnFamily::kMetadata, ColumnFamily::kSubkey, ColumnFamily::kZsetScore,
+                          ColumnFamily::kLargeValue})
     batch.DeleteRange(cf, DatabaseBegin(pdb), DatabaseEnd(pdb));
   uint64_t epoch = epochs_[pdb] + 1;
   std::string epoch_value;
@@ -114,6 +119,57 @@ Status Keyspace::SwapDatabases(int a, int b) {
   watches_.TouchDatabase(pa);
   watches_.TouchDatabase(pb);
   return Status::OK();
+}
+
+Status Keyspace::ReloadState() {
+  Status s = LoadState();
+  watches_.TouchAll();
+  return s;
+}
+
+void Keyspace::ApplyCounterWrites(const std::vector<CounterWrite>& writes) {
+  for (const CounterWrite& w : writes) {
+    if (w.key == kDbMapKey) {
+      bool valid = w.kind == CounterWrite::kPut && w.value.size() == kMaxDatabases;
+      for (int i = 0; i < kMaxDatabases; i++) {
+        uint8_t before = db_map_[i];
+        uint8_t after = valid ? static_cast<uint8_t>(w.value[i]) : static_cast<uint8_t>(i);
+        if (before == after) continue;
+        db_map_[i] = after;
+        watches_.TouchDatabase(before);
+        watches_.TouchDatabase(after);
+      }
+      continue;
+    }
+    // "keys" | db, "expires" | db, "epoch" | db (types/metadata.h)
+    std::string_view name(w.key);
+    if (name.empty()) continue;
+    uint8_t db = static_cast<uint8_t>(name.back());
+    name.remove_suffix(1);
+    if (db >= kMaxDatabases) continue;
+    if (name == "epoch") {
+      epochs_[db] =
+          w.kind == CounterWrite::kPut && w.value.size() == 8 ? DecodeFixed64(w.value.data()) : 0;
+      continue;
+    }
+    std::atomic<int64_t>* count =
+        name == "keys" ? &keys_[db] : (name == "expires" ? &expires_[db] : nullptr);
+    if (count == nullptr) continue;
+    if (w.kind == CounterWrite::kMerge) {
+      count->fetch_add(DecodeCounter(w.value));
+    } else {
+      *count = w.kind == CounterWrite::kPut ? DecodeCounter(w.value) : 0;
+    }
+  }
+}
+
+void Keyspace::NotifyKeyChanged(uint8_t physical_db, std::string_view key) {
+  watches_.Touch(physical_db, key);
+  if (touch_listener_) touch_listener_(physical_db, key);
+}
+
+void Keyspace::NotifyDatabaseChanged(uint8_t physical_db) {
+  watches_.TouchDatabase(physical_db);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -161,9 +217,25 @@ void Context::Register(uint8_t pdb, std::string_view key, const Metadata& meta) 
   }
 }
 
+void Context::RetireOrphanedExpiry(uint8_t pdb, std::string_view key, int64_t expire_ms) {
+  // The writer saw no incarnation, yet an index entry with this exact expiry may survive one the
+  // metadata compaction filter dropped; it still stands for a counted key. The new entry is about
+  // to overwrite it, so its count is retired here, as the expirer would have done.
+  std::string epoch;
+  rocksdb::Status s = batch_.Get(ColumnFamily::kExpire, ExpireKey(expire_ms, pdb, key), &epoch);
+  if (s.ok() && epoch.size() == 8 && DecodeFixed64(epoch.data()) == keyspace_->Epoch(pdb)) {
+    key_deltas_[pdb]--;
+    expire_deltas_[pdb]--;
+  }
+}
+
 void Context::Write(int db, std::string_view key, const Metadata& meta, const KeyState& old) {
   uint8_t pdb = keyspace_->Physical(db);
-  if (old.present) Retire(pdb, key, old.meta);
+  if (old.present) {
+    Retire(pdb, key, old.meta);
+  } else if (meta.expire_ms != 0) {
+    RetireOrphanedExpiry(pdb, key, meta.expire_ms);
+  }
   Register(pdb, key, meta);
   batch_.Put(ColumnFamily::kMetadata, MetadataKey(pdb, key), meta.Encode());
   touched_.emplace(pdb, std::string(key));
@@ -177,6 +249,14 @@ void Context::Delete(int db, std::string_view key, const KeyState& old) {
   touched_.emplace(pdb, std::string(key));
 }
 
+void Context::Discard() {
+  batch_.Clear();
+  key_deltas_.fill(0);
+  expire_deltas_.fill(0);
+  touched_.clear();
+  after_commit_.clear();  // a discarded PUBLISH is not delivered either
+}
+
 Status Context::Commit() {
   for (int i = 0; i < kMaxDatabases; i++) {
     uint8_t pdb = static_cast<uint8_t>(i);
@@ -186,13 +266,16 @@ Status Context::Commit() {
       batch_.Merge(ColumnFamily::kCounters, ExpiresCounterKey(pdb),
                    EncodeCounter(expire_deltas_[i]));
   }
+  bool writes = !batch_.empty();
   rocksdb::Status s = batch_.Commit();
   if (!s.ok()) {
     key_deltas_.fill(0);
     expire_deltas_.fill(0);
     touched_.clear();
+    after_commit_.clear();
     return Status::RedisError("ERR write failed: " + s.ToString());
   }
+  wrote_ = wrote_ || writes;
   keyspace_->ApplyCounts(key_deltas_, expire_deltas_);
   key_deltas_.fill(0);
   expire_deltas_.fill(0);
@@ -201,6 +284,9 @@ Status Context::Commit() {
     if (keyspace_->touch_listener_) keyspace_->touch_listener_(pdb, key);
   }
   touched_.clear();
+  std::vector<std::function<void()>> after;
+  after.swap(after_commit_);
+  for (auto& fn : after) fn();
   return Status::OK();
 }
 

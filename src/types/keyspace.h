@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "common/rwlock.h"
 #include "common/status.h"
@@ -33,6 +34,11 @@
 namespace basalt {
 
 constexpr int kMaxDatabases = 16;
+// The on-disk format version this server reads and writes (docs/encoding.md). Bump it on any
+// change that an older server would misread; a data directory with another version is refused
+// at start-up. Directories made before the marker file existed are version 1.
+constexpr int kDataFormatVersion = 1;
+constexpr int kFirstDataFormatVersion = 1;
 
 class Keyspace {
  public:
@@ -60,6 +66,25 @@ class Keyspace {
   Status FlushDatabase(int db);
   Status FlushAll();
   Status SwapDatabases(int a, int b);
+
+  // Replication. A replica writes its master's batches below the Context layer; these bring
+  // the in-memory state derived from the data back in line and tell WATCHers and blocked
+  // clients what changed, as Context::Commit() does for local writes.
+  // Re-reads counts, epochs and the database map after the data was replaced wholesale, and
+  // marks every watched key dirty. The caller holds exclusive().
+  Status ReloadState();
+  // Applies to the in-memory counts, epochs and database map the `counters` writes of a batch
+  // just committed, in batch order (a put sets, a merge adds, a delete resets), the same
+  // effect they had on the stored values; so no stored counter has to be read back (a count
+  // with many pending merge operands is expensive to read).
+  struct CounterWrite {
+    enum Kind { kPut, kMerge, kDelete } kind;
+    std::string key;
+    std::string value;
+  };
+  void ApplyCounterWrites(const std::vector<CounterWrite>& writes);
+  void NotifyKeyChanged(uint8_t physical_db, std::string_view key);
+  void NotifyDatabaseChanged(uint8_t physical_db);
 
   void Close();
 
@@ -115,11 +140,21 @@ class Context {
 
   // Writes the batch and counter merges atomically, then publishes counts and touches watchers.
   Status Commit();
+  // Drops everything pending (writes, count deltas, touched keys, AfterCommit callbacks):
+  // nothing of it will land. Used for a script stopped by shutdown, whose effects must not land
+  // half done.
+  void Discard();
+  // Runs `fn` after the next successful Commit(), in the order registered; dropped if the commit
+  // fails. Pub/sub delivery waits here so a message never overtakes the writes before it.
+  void AfterCommit(std::function<void()> fn) { after_commit_.push_back(std::move(fn)); }
+  // Whether a Commit() of this Context wrote anything.
+  bool wrote() const { return wrote_; }
 
  private:
   friend class ActiveExpirer;
   void Retire(uint8_t pdb, std::string_view key, const Metadata& old);
   void Register(uint8_t pdb, std::string_view key, const Metadata& meta);
+  void RetireOrphanedExpiry(uint8_t pdb, std::string_view key, int64_t expire_ms);
 
   Keyspace* keyspace_;
   Batch batch_;
@@ -127,6 +162,8 @@ class Context {
   std::array<int64_t, kMaxDatabases> key_deltas_{};
   std::array<int64_t, kMaxDatabases> expire_deltas_{};
   std::set<std::pair<uint8_t, std::string>> touched_;
+  std::vector<std::function<void()>> after_commit_;
+  bool wrote_ = false;
 };
 
 extern const char* const kWrongTypeError;

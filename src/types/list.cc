@@ -105,6 +105,14 @@ StatusOr<KeyState> LookupList(Context& ctx, int db, std::string_view key) {
 
 Status ListRead(Context& ctx, int db, std::string_view key, const Metadata& meta, uint64_t first,
                 uint64_t count, std::vector<std::string>* out) {
+  return ListVisit(ctx, db, key, meta, first, count, [out](std::string_view value) {
+    out->emplace_back(value);
+    return true;
+  });
+}
+
+Status ListVisit(Context& ctx, int db, std::string_view key, const Metadata& meta, uint64_t first,
+                 uint64_t count, const std::function<bool(std::string_view value)>& visit) {
   if (count == 0) return Status::OK();
   // Bounds are exactly the requested indexes: the iterator never visits anything else.
   std::string lower = IndexKey(ctx, db, key, meta, meta.list_head + first);
@@ -116,7 +124,7 @@ Status ListRead(Context& ctx, int db, std::string_view key, const Metadata& meta
   auto it = ctx.batch().NewIterator(ColumnFamily::kSubkey, &options);
   uint64_t n = 0;
   for (it->Seek(lower_slice); it->Valid() && n < count; it->Next(), n++) {
-    out->emplace_back(it->value().data(), it->value().size());
+    if (!visit(std::string_view(it->value().data(), it->value().size()))) return Status::OK();
   }
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
   if (n != count) return Status::IOError("list '" + std::string(key) + "' is missing elements");

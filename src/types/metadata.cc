@@ -7,6 +7,13 @@
 
 namespace basalt {
 
+namespace {
+constexpr uint8_t kSegmentedFlag = 0x40;
+// Segment sizes the decoder accepts (4 KiB .. 1 MiB); anything else is corruption.
+constexpr uint8_t kMinSegmentShift = 10;
+constexpr uint8_t kMaxSegmentShift = 20;
+}  // namespace
+
 const char* RedisTypeName(RedisType type) {
   switch (type) {
     case RedisType::kString:
@@ -28,8 +35,16 @@ const char* RedisTypeName(RedisType type) {
 std::string Metadata::Encode() const {
   std::string out;
   out.reserve(9 + (IsCollection() ? 32 : value.size()));
-  PutFixed8(&out, (static_cast<uint8_t>(type) & 0x0f) | (static_cast<uint8_t>(encoding) << 4));
+  bool segmented_string = type == RedisType::kString && segmented;
+  PutFixed8(&out, (static_cast<uint8_t>(type) & 0x0f) | (static_cast<uint8_t>(encoding) << 4) |
+                      (segmented_string ? kSegmentedFlag : 0));
   PutFixed64(&out, static_cast<uint64_t>(expire_ms));
+  if (segmented_string) {
+    PutFixed64(&out, version);
+    PutFixed64(&out, size);
+    PutFixed8(&out, segment_shift);
+    return out;
+  }
   if (type == RedisType::kString) {
     out.append(value);
     return out;
@@ -39,6 +54,10 @@ std::string Metadata::Encode() const {
   if (type == RedisType::kList) {
     PutFixed64(&out, list_head);
     PutFixed64(&out, list_tail);
+  }
+  if (type == RedisType::kZset && (!zset_low.empty() || !zset_high.empty())) {
+    PutLengthPrefixed(&out, zset_low);
+    PutLengthPrefixed(&out, zset_high);
   }
   return out;
 }
@@ -57,8 +76,14 @@ bool Metadata::DecodeHeader(std::string_view in, RedisType* type, int64_t* expir
 
 bool Metadata::Decode(std::string_view in) {
   if (!DecodeHeader(in, &type, &expire_ms)) return false;
-  encoding = static_cast<StringEncoding>((static_cast<uint8_t>(in[0]) >> 4) & 0x03);
+  uint8_t flags = static_cast<uint8_t>(in[0]);
+  encoding = static_cast<StringEncoding>((flags >> 4) & 0x03);
+  segmented = type == RedisType::kString && (flags & kSegmentedFlag) != 0;
   in.remove_prefix(9);
+  if (segmented) {
+    return GetFixed64(&in, &version) && GetFixed64(&in, &size) && GetFixed8(&in, &segment_shift) &&
+           segment_shift >= kMinSegmentShift && segment_shift <= kMaxSegmentShift;
+  }
   if (type == RedisType::kString) {
     value.assign(in.data(), in.size());
     return true;
@@ -66,6 +91,15 @@ bool Metadata::Decode(std::string_view in) {
   if (!GetFixed64(&in, &version) || !GetFixed64(&in, &size)) return false;
   if (type == RedisType::kList) {
     if (!GetFixed64(&in, &list_head) || !GetFixed64(&in, &list_tail)) return false;
+  }
+  zset_low.clear();
+  zset_high.clear();
+  if (type == RedisType::kZset && !in.empty()) {
+    std::string_view low, high;
+    if (!GetLengthPrefixed(&in, &low) || !GetLengthPrefixed(&in, &high) || !in.empty())
+      return false;
+    zset_low.assign(low);
+    zset_high.assign(high);
   }
   return true;
 }

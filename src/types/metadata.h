@@ -2,10 +2,12 @@
 // encodings of every column family. docs/encoding.md is the prose version of this file.
 //
 //   metadata key   : db(1) | user key
-//   metadata value : flags(1: type in bits 0-3, string encoding hint in bits 4-5) |
-//                    expire ms(8, 0 = none) | body
-//       string     : body = the value bytes
+//   metadata value : flags(1: type in bits 0-3, string encoding hint in bits 4-5,
+//                    bit 6 = segmented string) | expire ms(8, 0 = none) | body
+//       string     : body = the value bytes (inline), or, segmented (types/string.h):
+//                    version(8) | length(8) | segment shift(1)
 //       collection : body = version(8) | size(8) [| list head(8) | list tail(8)]
+//       zset       : body = version(8) | size(8) [| low len(4) | low | high len(4) | high]
 //   subkey key     : db(1) | len(4) | user key | version(8) | member
 //   expire key     : expire ms(8) | db(1) | user key      value: flush epoch(8)
 //   counters key   : "keys" | db(1), "expires" | db(1)    value: int64 (merge: add)
@@ -45,9 +47,20 @@ struct Metadata {
   uint64_t size = 0;      // collections: member count
   uint64_t list_head = 0;
   uint64_t list_tail = 0;
-  std::string value;  // strings: the whole value
+  // Strings: an inline value lives in `value`; a segmented one in `subkey` entries, with its
+  // length in `size` and its incarnation in `version` (see types/string.h).
+  bool segmented = false;
+  uint8_t segment_shift = 0;  // segmented strings: each segment holds 1 << shift bytes
+  std::string value;          // inline strings: the whole value
+  // Sorted sets: no live `zset_score` entry (score | member) lies below `zset_low` or above
+  // `zset_high` (empty: no bound). Pops from either end move them, so the next scan from that
+  // end seeks past the tombstones earlier pops left instead of stepping over each of them.
+  std::string zset_low;
+  std::string zset_high;
 
   bool IsCollection() const { return type != RedisType::kString && type != RedisType::kNone; }
+  // Whether entries in `subkey` belong to this key (under its version).
+  bool HasSubkeys() const { return IsCollection() || (type == RedisType::kString && segmented); }
   bool ExpiredAt(int64_t now_ms) const { return expire_ms != 0 && expire_ms <= now_ms; }
 
   std::string Encode() const;

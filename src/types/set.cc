@@ -1,0 +1,238 @@
+#include "types/set.h"
+
+#include <rocksdb/perf_context.h>
+#include <rocksdb/perf_level.h>
+
+#include <algorithm>
+#include <random>
+#include <unordered_set>
+
+namespace basalt {
+
+namespace {
+
+// Collections up to this size are sampled from a full read.
+constexpr uint64_t kSampleFromFullRead = 512;
+// SPOP moves the rest of a tombstone-ridden set to a fresh incarnation up to this size (or
+// more, when the pop stepped over even more tombstones than that).
+constexpr uint64_t kReincarnateMax = 4096;
+
+// Counts the deletion tombstones RocksDB steps over on this thread while it lives.
+class TombstoneCounter {
+ public:
+  TombstoneCounter() : saved_(rocksdb::GetPerfLevel()) {
+    if (saved_ < rocksdb::PerfLevel::kEnableCount)
+      rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+    start_ = rocksdb::get_perf_context()->internal_delete_skipped_count;
+  }
+  ~TombstoneCounter() { rocksdb::SetPerfLevel(saved_); }
+  TombstoneCounter(const TombstoneCounter&) = delete;
+  TombstoneCounter& operator=(const TombstoneCounter&) = delete;
+  uint64_t skipped() const {
+    return rocksdb::get_perf_context()->internal_delete_skipped_count - start_;
+  }
+
+ private:
+  rocksdb::PerfLevel saved_;
+  uint64_t start_ = 0;
+};
+
+std::mt19937_64& Rng() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  return rng;
+}
+
+// A random point of the member space between `lo` and `hi` (the first and last members): their
+// common prefix, then a byte between theirs, then bytes drawn from the range of byte values the
+// two use. Members made of digits or hex land on real members about uniformly, instead of
+// most points falling into the gaps between byte values that no member uses.
+std::string RandomPoint(std::string_view lo, std::string_view hi) {
+  size_t p = 0;
+  while (p < lo.size() && p < hi.size() && lo[p] == hi[p]) p++;
+  if (p >= hi.size()) return std::string(lo);
+  uint8_t min_b = 255, max_b = 0;
+  for (std::string_view s : {lo.substr(std::min(p, lo.size())), hi.substr(p)}) {
+    for (size_t i = 0; i < s.size() && i < 16; i++) {
+      min_b = std::min(min_b, static_cast<uint8_t>(s[i]));
+      max_b = std::max(max_b, static_cast<uint8_t>(s[i]));
+    }
+  }
+  uint8_t first_lo = p < lo.size() ? static_cast<uint8_t>(lo[p]) : min_b;
+  uint8_t first_hi = static_cast<uint8_t>(hi[p]);
+  if (first_lo > first_hi) first_lo = first_hi;
+  std::string out(hi.substr(0, p));
+  std::uniform_int_distribution<int> first(first_lo, first_hi), rest(min_b, max_b);
+  out.push_back(static_cast<char>(first(Rng())));
+  for (int i = 0; i < 7; i++) out.push_back(static_cast<char>(rest(Rng())));
+  return out;
+}
+
+// Random probes into a large collection: each probe seeks a random point and takes the first
+// member at or after it (wrapping around), skipping members already taken unless `repeats`.
+StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_view key,
+                                           const Metadata& meta, uint64_t count, bool repeats) {
+  MemberIterator it(ctx, ColumnFamily::kSubkey, db, key, meta.version);
+  std::vector<Member> out;
+  it.Seek();
+  if (!it.Valid()) return it.status().ok() ? StatusOr<std::vector<Member>>(out) : it.status();
+  std::string lo(it.member());
+  it.SeekToLast();
+  if (!it.Valid()) return it.status().ok() ? StatusOr<std::vector<Member>>(out) : it.status();
+  std::string hi(it.member());
+  std::unordered_set<std::string> taken;
+  while (out.size() < count) {
+    it.Seek(RandomPoint(lo, hi));
+    bool wrapped = false;
+    while (true) {
+      if (!it.Valid()) {
+        Status s = it.status();
+        if (!s.ok()) return s;
+        if (wrapped) return out;  // fewer distinct members than asked: cannot happen if sized
+        wrapped = true;
+        it.Seek();
+        continue;
+      }
+      if (repeats || !taken.count(std::string(it.member()))) break;
+      it.Next();
+    }
+    if (!repeats) taken.emplace(it.member());
+    out.push_back({std::string(it.member()), std::string(it.value())});
+  }
+  return out;
+}
+
+}  // namespace
+
+Status GetMember(Context& ctx, int db, std::string_view key, uint64_t version,
+                 std::string_view member, std::string* value) {
+  rocksdb::Status s =
+      ctx.batch().Get(ColumnFamily::kSubkey, MemberKey(ctx, db, key, version, member), value);
+  if (s.IsNotFound()) return Status::NotFound();
+  if (!s.ok()) return Status::IOError(s.ToString());
+  return Status::OK();
+}
+
+StatusOr<std::vector<Member>> ReadMembers(Context& ctx, int db, std::string_view key,
+                                          const Metadata& meta) {
+  std::vector<Member> out;
+  out.reserve(meta.size);
+  MemberIterator it(ctx, ColumnFamily::kSubkey, db, key, meta.version);
+  for (it.Seek(); it.Valid(); it.Next()) {
+    out.push_back({std::string(it.member()), std::string(it.value())});
+  }
+  Status s = it.status();
+  if (!s.ok()) return s;
+  return out;
+}
+
+StatusOr<std::vector<Member>> RandomMembers(Context& ctx, int db, std::string_view key,
+                                            const Metadata& meta, uint64_t count, bool repeats) {
+  bool full_read = meta.size <= kSampleFromFullRead || (!repeats && count * 2 >= meta.size);
+  if (!full_read) return ProbeMembers(ctx, db, key, meta, count, repeats);
+  auto all = ReadMembers(ctx, db, key, meta);
+  if (!all.ok() || all->empty()) return all;
+  std::vector<Member> out;
+  if (repeats) {
+    std::uniform_int_distribution<size_t> pick(0, all->size() - 1);
+    out.reserve(count);
+    for (uint64_t i = 0; i < count; i++) out.push_back((*all)[pick(Rng())]);
+    return out;
+  }
+  std::shuffle(all->begin(), all->end(), Rng());
+  if (all->size() > count) all->resize(count);
+  return all;
+}
+
+StatusOr<std::vector<Member>> PopRandomMembers(Context& ctx, int db, std::string_view key,
+                                               const KeyState& state, uint64_t count) {
+  const Metadata& meta = state.meta;
+  const bool probe = meta.size > kSampleFromFullRead && count * 2 < meta.size;
+  StatusOr<std::vector<Member>> picked = std::vector<Member>{};
+  StatusOr<std::vector<Member>> rest = std::vector<Member>{};
+  uint64_t tombstones = 0;
+  {
+    TombstoneCounter counter;
+    if (probe) {
+      picked = ProbeMembers(ctx, db, key, meta, count, false);
+    } else {
+      rest = ReadMembers(ctx, db, key, meta);
+      if (rest.ok()) {
+        std::shuffle(rest->begin(), rest->end(), Rng());
+        size_t n = std::min<size_t>(count, rest->size());
+        picked->assign(std::make_move_iterator(rest->begin()),
+                       std::make_move_iterator(rest->begin() + n));
+        rest->erase(rest->begin(), rest->begin() + n);
+      }
+    }
+    tombstones = counter.skipped();
+  }
+  if (!picked.ok()) return picked;
+  if (!rest.ok()) return rest;
+  const uint64_t remaining = meta.size - picked->size();
+  // A pop that stepped over many tombstones means the set is mostly dead entries: moving the
+  // remaining members costs one write each, paid for by the crawls it spares later pops.
+  const bool reincarnate = tombstones >= 64 && remaining > 0 &&
+                           remaining <= std::max<uint64_t>(kReincarnateMax, tombstones);
+  if (reincarnate && probe) {
+    rest = ReadMembers(ctx, db, key, meta);
+    if (!rest.ok()) return rest;
+    std::unordered_set<std::string> taken;
+    for (const auto& m : *picked) taken.insert(m.name);
+    std::erase_if(*rest, [&](const Member& m) { return taken.count(m.name) > 0; });
+  }
+  if (reincarnate) {
+    CollectionWriter w = CollectionWriter::Reincarnate(ctx, db, key, state, RedisType::kSet);
+    for (const auto& m : *rest) w.Put(m.name, m.value, true);
+    w.Finish();
+  } else {
+    CollectionWriter w(ctx, db, key, state, RedisType::kSet);
+    for (const auto& m : *picked) w.Remove(m.name);
+    w.Finish();
+  }
+  return picked;
+}
+
+CollectionWriter::CollectionWriter(Context& ctx, int db, std::string_view key, const KeyState& old,
+                                   RedisType type)
+    : ctx_(ctx), db_(db), key_(key), old_(old) {
+  meta_ = old.live() ? old.meta : NewCollection(type);
+}
+
+CollectionWriter CollectionWriter::Replace(Context& ctx, int db, std::string_view key,
+                                           const KeyState& old, RedisType type) {
+  CollectionWriter w(ctx, db, key, old, type);
+  w.meta_ = NewCollection(type);
+  w.changed_ = true;
+  return w;
+}
+
+CollectionWriter CollectionWriter::Reincarnate(Context& ctx, int db, std::string_view key,
+                                               const KeyState& old, RedisType type) {
+  CollectionWriter w = Replace(ctx, db, key, old, type);
+  w.meta_.expire_ms = old.meta.expire_ms;
+  return w;
+}
+
+void CollectionWriter::Put(std::string_view member, std::string_view value, bool is_new) {
+  ctx_.batch().Put(ColumnFamily::kSubkey, MemberKey(ctx_, db_, key_, meta_.version, member), value);
+  if (is_new) meta_.size++;
+  changed_ = true;
+}
+
+void CollectionWriter::Remove(std::string_view member) {
+  ctx_.batch().Delete(ColumnFamily::kSubkey, MemberKey(ctx_, db_, key_, meta_.version, member));
+  meta_.size--;
+  changed_ = true;
+}
+
+void CollectionWriter::Finish() {
+  if (!changed_) return;
+  if (meta_.size == 0) {
+    ctx_.Delete(db_, key_, old_);
+  } else {
+    ctx_.Write(db_, key_, meta_, old_);
+  }
+  changed_ = false;
+}
+
+}  // namespace basalt

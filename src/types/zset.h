@@ -1,0 +1,112 @@
+// Sorted sets: the score encoding and the member/score codec over the two column families.
+//
+// Every member has two entries under the collection prefix (db | len | key | version):
+//   subkey     : prefix | member                 -> EncodeScore(score)
+//   zset_score : prefix | EncodeScore(score) | member -> empty
+// EncodeScore maps a double to 8 bytes whose memcmp order is the numeric order, so the score
+// index iterates in (score, member) order, which is exactly Redis's sorted-set order.
+// The metadata keeps the exact member count; ZsetWriter maintains it with one metadata write.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "types/collection.h"
+
+namespace basalt {
+
+constexpr size_t kScoreBytes = 8;
+
+// IEEE-754 bits, big-endian, all bits flipped for negatives and the sign bit for positives;
+// -0 is stored as 0. NaN is never stored (callers reject it).
+std::string EncodeScore(double score);
+double DecodeScore(std::string_view in);
+
+struct ScoredMember {
+  std::string member;
+  double score = 0;
+};
+
+// A score interval as ZRANGEBYSCORE takes it: "(" makes a bound exclusive.
+struct ScoreRange {
+  double min = 0, max = 0;
+  bool minex = false, maxex = false;
+  bool Contains(double v) const {
+    return (minex ? v > min : v >= min) && (maxex ? v < max : v <= max);
+  }
+  bool Empty() const { return min > max || (min == max && (minex || maxex)); }
+};
+// Parses Redis's score bound syntax ("1.5", "(1.5", "-inf", "+inf").
+bool ParseScoreRange(std::string_view min, std::string_view max, ScoreRange* out);
+
+// A lexicographic interval: "[a" inclusive, "(a" exclusive, "-" and "+" the infinities.
+struct LexBound {
+  int inf = 0;  // -1 for "-", +1 for "+", 0 for a value
+  std::string value;
+  bool exclusive = false;
+};
+struct LexRange {
+  LexBound min, max;
+  bool AboveMin(std::string_view m) const;
+  bool BelowMax(std::string_view m) const;
+  bool Empty() const;
+};
+bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out);
+
+// Reads one member's score. NotFound when absent.
+Status GetScore(Context& ctx, int db, std::string_view key, uint64_t version,
+                std::string_view member, double* score);
+
+// Visits members in order; the visitor returns false to stop. `reverse` walks from the top.
+using ZsetVisitor = std::function<bool(std::string_view member, double score)>;
+
+// Members whose forward ranks are in [start, stop] (already clamped to the set), ascending;
+// iterates from whichever end of the score index is nearer.
+StatusOr<std::vector<ScoredMember>> RankRange(Context& ctx, int db, std::string_view key,
+                                              const Metadata& meta, uint64_t start, uint64_t stop);
+// The forward rank of `member` (which has `score`): walks from both ends at once, so the cost
+// is the distance to the nearer end.
+StatusOr<uint64_t> MemberRank(Context& ctx, int db, std::string_view key, const Metadata& meta,
+                              std::string_view member, double score);
+// Members with a score in `range`, in score order (descending with `reverse`).
+Status ScanScoreRange(Context& ctx, int db, std::string_view key, const Metadata& meta,
+                      const ScoreRange& range, bool reverse, const ZsetVisitor& visit);
+// Members in the lex `range` (Redis assumes equal scores; members are read in member order).
+Status ScanLexRange(Context& ctx, int db, std::string_view key, const Metadata& meta,
+                    const LexRange& range, bool reverse, const ZsetVisitor& visit);
+// Every member in score order.
+StatusOr<std::vector<ScoredMember>> ReadAll(Context& ctx, int db, std::string_view key,
+                                            const Metadata& meta);
+
+// Builds the next state of one sorted set: member writes go to the batch at once, the metadata
+// is written once by Finish(), which deletes the key when the set becomes empty.
+class ZsetWriter {
+ public:
+  // Continues the live sorted set in `old`, or starts a new one if `old` is not live. With
+  // `replace` a new empty incarnation replaces whatever `old` holds (the *STORE commands).
+  ZsetWriter(Context& ctx, int db, std::string_view key, const KeyState& old, bool replace = false);
+  uint64_t version() const { return meta_.version; }
+  uint64_t size() const { return meta_.size; }
+  // Sets member's score; `old_score` is its current score if it is in the set.
+  void Put(std::string_view member, double score, const double* old_score);
+  // The member must be in the set with `score`.
+  void Remove(std::string_view member, double score);
+  // After removing the lowest (or, `from_top`, the highest) members in order, up to and including
+  // this one: later scans from that end start here (Metadata::zset_low/zset_high).
+  void PoppedThrough(std::string_view member, double score, bool from_top);
+  void Finish();
+
+ private:
+  Context& ctx_;
+  int db_;
+  std::string key_;
+  KeyState old_;
+  Metadata meta_;
+  bool changed_ = false;
+};
+
+}  // namespace basalt

@@ -1,0 +1,280 @@
+// Keyspace and Context over a real RocksDB: exact key/expire counts, persistence across reopen,
+// FLUSHDB/SWAPDB and WATCH invalidation.
+#include "types/keyspace.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "keyspace_fixture.h"
+
+namespace basalt {
+namespace {
+
+class KeyspaceTest : public KeyspaceFixture {};
+
+TEST_F(KeyspaceTest, OpensEmpty) {
+  EXPECT_EQ(ks_->databases(), 16);
+  for (int db = 0; db < 16; db++) {
+    EXPECT_EQ(ks_->KeyCount(db), 0);
+    EXPECT_EQ(ks_->ExpireCount(db), 0);
+    EXPECT_EQ(ks_->Physical(db), db);
+  }
+  EXPECT_FALSE(Get(0, "missing").present);
+}
+
+TEST_F(KeyspaceTest, WriteLookupDelete) {
+  Set(0, "k", "v1");
+  KeyState s = Get(0, "k");
+  ASSERT_TRUE(s.live());
+  EXPECT_EQ(s.meta.type, RedisType::kString);
+  EXPECT_EQ(s.meta.value, "v1");
+  Set(0, "k", "v2");
+  EXPECT_EQ(Get(0, "k").meta.value, "v2");
+  Del(0, "k");
+  EXPECT_FALSE(Get(0, "k").present);
+}
+
+TEST_F(KeyspaceTest, ContextReadsItsOwnWritesAndPublishesOnCommit) {
+  Context writer(ks_.get());
+  auto old = writer.Lookup(0, "k");
+  ASSERT_TRUE(old.ok());
+  Metadata m;
+  m.type = RedisType::kString;
+  m.value = "pending";
+  writer.Write(0, "k", m, *old);
+  auto mine = writer.Lookup(0, "k");
+  ASSERT_TRUE(mine.ok());
+  EXPECT_TRUE(mine->live());
+  EXPECT_EQ(mine->meta.value, "pending");
+  EXPECT_FALSE(Get(0, "k").present);  // other contexts don't see it yet
+  EXPECT_EQ(ks_->KeyCount(0), 0);
+  ASSERT_TRUE(writer.Commit().ok());
+  EXPECT_EQ(Get(0, "k").meta.value, "pending");
+  EXPECT_EQ(ks_->KeyCount(0), 1);
+}
+
+TEST_F(KeyspaceTest, LookupOfTypeChecksType) {
+  Set(0, "s", "v");
+  Context ctx(ks_.get());
+  EXPECT_TRUE(ctx.LookupOfType(0, "s", RedisType::kString).ok());
+  auto wrong = ctx.LookupOfType(0, "s", RedisType::kHash);
+  EXPECT_EQ(wrong.status().message(), kWrongTypeError);
+  EXPECT_TRUE(ctx.LookupOfType(0, "nope", RedisType::kString).status().IsNotFound());
+}
+
+TEST_F(KeyspaceTest, PendingKeyDeltaCountsUncommittedWrites) {
+  Set(0, "existing", "v");
+  Context ctx(ks_.get());
+  Metadata m;
+  m.type = RedisType::kString;
+  for (const char* key : {"existing", "new1", "new2"}) {
+    auto old = ctx.Lookup(0, key);
+    ASSERT_TRUE(old.ok());
+    ctx.Write(0, key, m, *old);
+  }
+  EXPECT_EQ(ctx.PendingKeyDelta(0), 2);  // the overwrite retires one and registers one
+  EXPECT_EQ(ctx.PendingKeyDelta(1), 0);
+  auto old = ctx.Lookup(0, "existing");
+  ASSERT_TRUE(old.ok());
+  ctx.Delete(0, "existing", *old);
+  EXPECT_EQ(ctx.PendingKeyDelta(0), 1);
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(ctx.PendingKeyDelta(0), 0);
+  EXPECT_EQ(ks_->KeyCount(0), 2);
+}
+
+TEST_F(KeyspaceTest, CountsExactAfterWritesOverwritesDeletes) {
+  Set(0, "a", "1");
+  Set(0, "b", "2");
+  Set(0, "c", "3");
+  EXPECT_EQ(ks_->KeyCount(0), 3);
+  Set(0, "a", "overwritten");
+  EXPECT_EQ(ks_->KeyCount(0), 3);
+  Del(0, "b");
+  EXPECT_EQ(ks_->KeyCount(0), 2);
+  Del(0, "b");  // already gone: no-op
+  Del(0, "never-existed");
+  EXPECT_EQ(ks_->KeyCount(0), 2);
+  EXPECT_EQ(ks_->ExpireCount(0), 0);
+  EXPECT_EQ(ks_->KeyCount(1), 0);
+}
+
+TEST_F(KeyspaceTest, CountsExactWithTtlAddRemove) {
+  const int64_t later = UnixMillis() + 3600 * 1000;
+  Set(0, "k", "v", later);
+  EXPECT_EQ(ks_->KeyCount(0), 1);
+  EXPECT_EQ(ks_->ExpireCount(0), 1);
+  EXPECT_EQ(ExpireIndexSize(), 1);
+  Set(0, "k", "v", later + 1000);  // change the TTL
+  EXPECT_EQ(ks_->ExpireCount(0), 1);
+  EXPECT_EQ(ExpireIndexSize(), 1);
+  Set(0, "k", "v");  // PERSIST-like overwrite
+  EXPECT_EQ(ks_->KeyCount(0), 1);
+  EXPECT_EQ(ks_->ExpireCount(0), 0);
+  EXPECT_EQ(ExpireIndexSize(), 0);
+  Set(0, "k", "v", later);  // add TTL again
+  Set(0, "other", "v", later);
+  EXPECT_EQ(ks_->ExpireCount(0), 2);
+  Del(0, "k");
+  EXPECT_EQ(ks_->KeyCount(0), 1);
+  EXPECT_EQ(ks_->ExpireCount(0), 1);
+  EXPECT_EQ(ExpireIndexSize(), 1);
+}
+
+TEST_F(KeyspaceTest, SeveralWritesToOneKeyInOneContext) {
+  Context ctx(ks_.get());
+  Metadata m;
+  m.type = RedisType::kString;
+  m.expire_ms = UnixMillis() + 60000;
+  for (int i = 0; i < 5; i++) {
+    auto old = ctx.Lookup(0, "k");
+    ASSERT_TRUE(old.ok());
+    m.value = std::to_string(i);
+    m.expire_ms += 1;
+    ctx.Write(0, "k", m, *old);
+  }
+  ASSERT_TRUE(ctx.Commit().ok());
+  EXPECT_EQ(ks_->KeyCount(0), 1);
+  EXPECT_EQ(ks_->ExpireCount(0), 1);
+  EXPECT_EQ(ExpireIndexSize(), 1);
+  EXPECT_EQ(Get(0, "k").meta.value, "4");
+}
+
+TEST_F(KeyspaceTest, ConcurrentWritersKeepCountsExact) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([this, t] {
+      for (int i = 0; i < 100; i++) {
+        std::string key = std::to_string(t);
+        key.append(":").append(std::to_string(i));
+        Set(t % 2, key, "v");
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ks_->KeyCount(0), 200);
+  EXPECT_EQ(ks_->KeyCount(1), 200);
+}
+
+TEST_F(KeyspaceTest, CountsSurviveReopen) {
+  const int64_t later = UnixMillis() + 3600 * 1000;
+  Set(0, "a", "1");
+  Set(0, "b", "2", later);
+  Set(3, "c", "3", later);
+  Set(3, "d", "4");
+  Del(3, "d");
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  EXPECT_EQ(ks_->KeyCount(0), 2);
+  EXPECT_EQ(ks_->ExpireCount(0), 1);
+  EXPECT_EQ(ks_->KeyCount(3), 1);
+  EXPECT_EQ(ks_->ExpireCount(3), 1);
+  EXPECT_EQ(Get(0, "b").meta.value, "2");
+  EXPECT_EQ(Get(0, "b").meta.expire_ms, later);
+}
+
+TEST_F(KeyspaceTest, FlushDatabaseResetsOnlyThatDatabase) {
+  const int64_t later = UnixMillis() + 3600 * 1000;
+  Set(0, "a", "1");
+  Set(0, "b", "2", later);
+  Set(1, "a", "x");
+  Set(1, "c", "y", later);
+  Set(1, "d", "z");
+  ASSERT_TRUE(ks_->FlushDatabase(0).ok());
+  EXPECT_EQ(ks_->KeyCount(0), 0);
+  EXPECT_EQ(ks_->ExpireCount(0), 0);
+  EXPECT_FALSE(Get(0, "a").present);
+  EXPECT_FALSE(Get(0, "b").present);
+  EXPECT_EQ(ks_->KeyCount(1), 3);
+  EXPECT_EQ(ks_->ExpireCount(1), 1);
+  EXPECT_EQ(Get(1, "a").meta.value, "x");
+  // Writing after the flush counts from zero, and all of it persists.
+  Set(0, "new", "n");
+  EXPECT_EQ(ks_->KeyCount(0), 1);
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  EXPECT_EQ(ks_->KeyCount(0), 1);
+  EXPECT_EQ(ks_->ExpireCount(0), 0);
+  EXPECT_EQ(ks_->KeyCount(1), 3);
+  EXPECT_FALSE(Get(0, "a").present);
+  EXPECT_TRUE(Get(0, "new").live());
+}
+
+TEST_F(KeyspaceTest, SwapDatabasesSwapsContentsAndPersists) {
+  Set(0, "a", "in0");
+  Set(1, "b", "in1");
+  Set(1, "c", "in1", UnixMillis() + 3600 * 1000);
+  ASSERT_TRUE(ks_->SwapDatabases(0, 1).ok());
+  EXPECT_EQ(ks_->KeyCount(0), 2);
+  EXPECT_EQ(ks_->ExpireCount(0), 1);
+  EXPECT_EQ(ks_->KeyCount(1), 1);
+  EXPECT_EQ(Get(0, "b").meta.value, "in1");
+  EXPECT_FALSE(Get(0, "a").present);
+  EXPECT_EQ(Get(1, "a").meta.value, "in0");
+  Set(0, "d", "after-swap");  // lands in the database now visible as 0
+  EXPECT_EQ(ks_->KeyCount(0), 3);
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  EXPECT_EQ(ks_->Physical(0), 1);
+  EXPECT_EQ(ks_->Physical(1), 0);
+  EXPECT_EQ(ks_->KeyCount(0), 3);
+  EXPECT_EQ(ks_->KeyCount(1), 1);
+  EXPECT_EQ(Get(0, "d").meta.value, "after-swap");
+  EXPECT_EQ(Get(1, "a").meta.value, "in0");
+}
+
+TEST_F(KeyspaceTest, WriteToWatchedKeyMarksWatcherDirty) {
+  auto watcher = std::make_shared<WatchState>();
+  ks_->watches().Watch(ks_->Physical(0), "watched", watcher);
+  Set(0, "unrelated", "v");
+  EXPECT_FALSE(watcher->dirty);
+  Set(1, "watched", "v");  // same name, other database
+  EXPECT_FALSE(watcher->dirty);
+  Set(0, "watched", "v");
+  EXPECT_TRUE(watcher->dirty);
+  // After UNWATCH the key no longer marks the state.
+  watcher->dirty = false;
+  ks_->watches().Unwatch(ks_->Physical(0), "watched", watcher.get());
+  Set(0, "watched", "again");
+  EXPECT_FALSE(watcher->dirty);
+}
+
+TEST_F(KeyspaceTest, TouchListenerSeesEveryCommittedKey) {
+  std::vector<std::pair<int, std::string>> touched;
+  ks_->SetTouchListener(
+      [&](uint8_t pdb, std::string_view key) { touched.emplace_back(pdb, std::string(key)); });
+  Context ctx(ks_.get());
+  Metadata m;
+  m.type = RedisType::kString;
+  for (const char* key : {"a", "b"}) {
+    auto old = ctx.Lookup(1, key);
+    ASSERT_TRUE(old.ok());
+    ctx.Write(1, key, m, *old);
+  }
+  EXPECT_TRUE(touched.empty());  // nothing before the commit
+  ASSERT_TRUE(ctx.Commit().ok());
+  const int pdb = ks_->Physical(1);
+  EXPECT_EQ(touched, (std::vector<std::pair<int, std::string>>{{pdb, "a"}, {pdb, "b"}}));
+  ks_->SetTouchListener(nullptr);
+}
+
+TEST_F(KeyspaceTest, DeleteAndFlushTouchWatchers) {
+  Set(0, "w", "v");
+  auto on_delete = std::make_shared<WatchState>();
+  ks_->watches().Watch(ks_->Physical(0), "w", on_delete);
+  Del(0, "w");
+  EXPECT_TRUE(on_delete->dirty);
+
+  auto on_flush = std::make_shared<WatchState>();
+  auto other_db = std::make_shared<WatchState>();
+  ks_->watches().Watch(ks_->Physical(0), "anything", on_flush);
+  ks_->watches().Watch(ks_->Physical(2), "anything", other_db);
+  ASSERT_TRUE(ks_->FlushDatabase(0).ok());
+  EXPECT_TRUE(on_flush->dirty);
+  EXPECT_FALSE(other_db->dirty);
+}
+
+}  // namespace
+}  // namespace basalt

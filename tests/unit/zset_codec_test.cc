@@ -1,0 +1,125 @@
+// Sorted-set score encoding (types/zset.h): memcmp order of EncodeScore must be numeric order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "types/zset.h"
+
+namespace basalt {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<double> OrderedScores() {
+  return {-kInf,
+          -std::numeric_limits<double>::max(),
+          -1e300,
+          -12345.678,
+          -1.5,
+          -1,
+          -std::numeric_limits<double>::min(),
+          -std::numeric_limits<double>::denorm_min(),
+          0,
+          std::numeric_limits<double>::denorm_min(),
+          std::numeric_limits<double>::min(),
+          1e-300,
+          0.1,
+          1,
+          1.0000000000000002,
+          2,
+          9007199254740993.0,
+          1e300,
+          std::numeric_limits<double>::max(),
+          kInf};
+}
+
+TEST(ZsetCodecTest, EncodesToEightBytes) {
+  for (double d : OrderedScores()) EXPECT_EQ(EncodeScore(d).size(), kScoreBytes);
+}
+
+TEST(ZsetCodecTest, RoundTrips) {
+  for (double d : OrderedScores()) EXPECT_EQ(DecodeScore(EncodeScore(d)), d) << d;
+}
+
+TEST(ZsetCodecTest, MemcmpOrderIsNumericOrder) {
+  auto scores = OrderedScores();
+  for (size_t i = 0; i + 1 < scores.size(); i++) {
+    EXPECT_LT(EncodeScore(scores[i]), EncodeScore(scores[i + 1]))
+        << scores[i] << " vs " << scores[i + 1];
+  }
+}
+
+TEST(ZsetCodecTest, NegativeZeroIsZero) {
+  EXPECT_EQ(EncodeScore(-0.0), EncodeScore(0.0));
+  double d = DecodeScore(EncodeScore(-0.0));
+  EXPECT_EQ(d, 0.0);
+  EXPECT_FALSE(std::signbit(d));
+}
+
+TEST(ZsetCodecTest, RandomPairsCompareLikeDoubles) {
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> small(-1000, 1000);
+  for (int i = 0; i < 20000; i++) {
+    double a, b;
+    if (i % 2 == 0) {
+      a = small(rng);
+      b = small(rng);
+    } else {
+      uint64_t x = rng(), y = rng();
+      std::memcpy(&a, &x, sizeof(a));
+      std::memcpy(&b, &y, sizeof(b));
+      if (std::isnan(a) || std::isnan(b)) continue;
+    }
+    std::string ea = EncodeScore(a), eb = EncodeScore(b);
+    if (a < b) {
+      EXPECT_LT(ea, eb) << a << " " << b;
+    } else if (a > b) {
+      EXPECT_GT(ea, eb) << a << " " << b;
+    } else {
+      EXPECT_EQ(ea, eb) << a << " " << b;
+    }
+  }
+}
+
+TEST(ZsetCodecTest, ScoreRangeParsing) {
+  ScoreRange r;
+  ASSERT_TRUE(ParseScoreRange("(1.5", "+inf", &r));
+  EXPECT_TRUE(r.minex);
+  EXPECT_FALSE(r.maxex);
+  EXPECT_EQ(r.min, 1.5);
+  EXPECT_EQ(r.max, kInf);
+  EXPECT_FALSE(r.Contains(1.5));
+  EXPECT_TRUE(r.Contains(2));
+  EXPECT_FALSE(ParseScoreRange("a", "1", &r));
+  EXPECT_FALSE(ParseScoreRange("1", "nan", &r));
+  ASSERT_TRUE(ParseScoreRange("-inf", "(-inf", &r));
+  EXPECT_TRUE(r.Empty());
+}
+
+TEST(ZsetCodecTest, LexRangeParsing) {
+  LexRange r;
+  ASSERT_TRUE(ParseLexRange("[b", "(d", &r));
+  EXPECT_FALSE(r.AboveMin("a"));
+  EXPECT_TRUE(r.AboveMin("b"));
+  EXPECT_TRUE(r.BelowMax("c"));
+  EXPECT_FALSE(r.BelowMax("d"));
+  EXPECT_FALSE(r.Empty());
+  ASSERT_TRUE(ParseLexRange("-", "+", &r));
+  EXPECT_TRUE(r.AboveMin(""));
+  EXPECT_TRUE(r.BelowMax("\xff\xff"));
+  ASSERT_TRUE(ParseLexRange("+", "-", &r));
+  EXPECT_TRUE(r.Empty());
+  ASSERT_TRUE(ParseLexRange("(a", "[a", &r));
+  EXPECT_TRUE(r.Empty());
+  EXPECT_FALSE(ParseLexRange("a", "+", &r));
+  EXPECT_FALSE(ParseLexRange("-x", "+", &r));
+  EXPECT_FALSE(ParseLexRange("", "+", &r));
+}
+
+}  // namespace
+}  // namespace basalt
