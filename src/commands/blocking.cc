@@ -55,4 +55,12 @@ void BlockingRegistry::OnKeyTouched(uint8_t db, std::string_view key) {
   }
 }
 
+void BlockingRegistry::BlockOnReplicaAcks(Session& session) {
+  Block(session, {{kReplicaAckDb, std::string()}});
+}
+
+void BlockingRegistry::OnReplicaAck() {
+  OnKeyTouched(kReplicaAckDb, std::string_view());
+}
+
 }  // namespace basalt

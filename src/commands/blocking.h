@@ -29,6 +29,10 @@ class BlockingRegistry {
   void Unblock(Session& session);
   // Called after every commit for each key it changed.
   void OnKeyTouched(uint8_t db, std::string_view key);
+  // WAIT parks on replica acknowledgements instead of keys; every acknowledgement that
+  // advances a replica wakes all such clients, which count again.
+  void BlockOnReplicaAcks(Session& session);
+  void OnReplicaAck();
   size_t blocked_clients() const { return blocked_.load(std::memory_order_relaxed); }
 
  private:
@@ -37,6 +41,8 @@ class BlockingRegistry {
     std::function<void()> wake;
   };
   static std::string Slot(uint8_t db, std::string_view key);
+  // No key lives in physical database 255: this slot is for WAIT.
+  static constexpr uint8_t kReplicaAckDb = 255;
 
   std::mutex mu_;
   std::unordered_map<std::string, std::vector<Waiter>> waiters_;

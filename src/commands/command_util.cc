@@ -1,5 +1,12 @@
 #include "commands/command_util.h"
 
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "types/collection.h"
+
 namespace basalt {
 
 std::optional<int64_t> IntArg(CommandContext& c, size_t i, const char* error) {
@@ -24,14 +31,16 @@ std::optional<KeyState> LookupString(CommandContext& c, std::string_view key) {
   return *state;
 }
 
-void WriteString(CommandContext& c, std::string_view key, std::string value, int64_t expire_ms,
+void WriteString(CommandContext& c, std::string_view key, std::string_view value, int64_t expire_ms,
                  const KeyState& old, StringEncoding encoding) {
-  Metadata meta;
-  meta.type = RedisType::kString;
-  meta.encoding = encoding;
-  meta.expire_ms = expire_ms;
-  meta.value = std::move(value);
-  c.ctx.Write(c.db(), key, meta, old);
+  PutString(c.ctx, c.db(), key, value, expire_ms, old, encoding);
+}
+
+bool ReadStringValue(CommandContext& c, std::string_view key, const KeyState& state,
+                     std::string* out) {
+  out->clear();
+  if (!state.live()) return true;
+  return !ReplyIfError(c, ReadString(c.ctx, c.db(), key, state.meta, out));
 }
 
 void CountHit(CommandContext& c, bool hit) {
@@ -43,18 +52,23 @@ void CountHit(CommandContext& c, bool hit) {
 }
 
 std::optional<int64_t> TimeoutArg(CommandContext& c, size_t i) {
-  auto seconds = ParseLongDouble(c.arg(i));
-  if (!seconds || *seconds * 1000 > static_cast<long double>(INT64_MAX / 2)) {
+  auto seconds = ParseLongDouble(c.arg(i), /*allow_inf=*/true);
+  if (!seconds) {
     c.reply.Error("ERR timeout is not a float or out of range");
     return std::nullopt;
   }
-  if (*seconds < 0) {
+  // Redis rounds seconds * 1000 up to a long long: a result out of range becomes LLONG_MIN on
+  // x86-64 (so "inf" and 1e400 are "negative"), and -0.0001 rounds to 0, which means forever.
+  long double ms_exact = std::ceil(*seconds * 1000);
+  constexpr long double kTwo63 = 9223372036854775808.0L;
+  int64_t ms =
+      ms_exact >= kTwo63 || ms_exact < -kTwo63 ? INT64_MIN : static_cast<int64_t>(ms_exact);
+  if (ms < 0) {
     c.reply.Error("ERR timeout is negative");
     return std::nullopt;
   }
-  int64_t ms = static_cast<int64_t>(*seconds * 1000);
-  if (ms == 0 && *seconds > 0) ms = 1;
-  return ms == 0 ? 0 : c.ctx.now_ms() + ms;
+  if (ms == 0) return 0;
+  return ms > INT64_MAX - c.ctx.now_ms() ? INT64_MAX : c.ctx.now_ms() + ms;
 }
 
 void ParkClient(CommandContext& c, const std::vector<size_t>& key_indexes, int64_t deadline_ms,
@@ -67,6 +81,76 @@ void ParkClient(CommandContext& c, const std::vector<size_t>& key_indexes, int64
   c.session.block.deadline_ms = deadline_ms;
   c.session.block.timeout_replies_null_array = timeout_replies_null_array;
   c.server.blocking.Block(c.session, keys);
+}
+
+std::optional<uint64_t> ScanCursorArg(CommandContext& c, size_t i) {
+  const std::string& s = c.arg(i);
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  if ((!s.empty() && std::isspace(static_cast<unsigned char>(s[0]))) || *end != '\0' ||
+      errno == ERANGE) {
+    c.reply.Error("ERR invalid cursor");
+    return std::nullopt;
+  }
+  return static_cast<uint64_t>(v);
+}
+
+bool ParseScanOptions(CommandContext& c, size_t first, bool allow_type, ScanOptions* out) {
+  for (size_t j = first; j < c.argc(); j++) {
+    bool has_next = j + 1 < c.argc();
+    if (EqualsIgnoreCase(c.arg(j), "match") && has_next) {
+      out->pattern = c.arg(++j);
+    } else if (EqualsIgnoreCase(c.arg(j), "count") && has_next) {
+      auto n = IntArg(c, ++j);
+      if (!n) return false;
+      if (*n < 1) {
+        c.reply.Error(kSyntaxError);
+        return false;
+      }
+      out->count = *n;
+    } else if (allow_type && EqualsIgnoreCase(c.arg(j), "type") && has_next) {
+      out->type = ToLower(c.arg(++j));
+    } else {
+      c.reply.Error(kSyntaxError);
+      return false;
+    }
+  }
+  return true;
+}
+
+void ScanMembersCommand(CommandContext& c, RedisType type, const ScanEmitter& emit) {
+  auto cursor = ScanCursorArg(c, 2);
+  if (!cursor) return;
+  auto state = LookupCollection(c.ctx, c.db(), c.arg(1), type);
+  if (ReplyIfError(c, state.status())) return;
+  if (!state->live()) {
+    // Redis replies to a missing key before it looks at the options.
+    c.reply.Array(2);
+    c.reply.Bulk("0");
+    return c.reply.Array(0);
+  }
+  ScanOptions opts;
+  if (!ParseScanOptions(c, 3, false, &opts)) return;
+  std::string start;
+  // An unknown cursor starts over, which keeps SCAN's guarantees.
+  if (*cursor != 0 && !c.server.scan_cursors.Lookup(*cursor, &start)) start.clear();
+  std::vector<std::string> out;
+  uint64_t next = 0;
+  MemberIterator it(c.ctx, ColumnFamily::kSubkey, c.db(), c.arg(1), state->meta.version);
+  int64_t examined = 0;
+  for (it.Seek(start); it.Valid(); it.Next()) {
+    if (examined++ == opts.count) {
+      next = c.server.scan_cursors.Issue(std::string(it.member()));
+      break;
+    }
+    if (!opts.Matches(it.member())) continue;
+    if (ReplyIfError(c, emit(state->meta, it.member(), it.value(), &out))) return;
+  }
+  if (ReplyIfError(c, it.status())) return;
+  c.reply.Array(2);
+  c.reply.Bulk(std::to_string(next));
+  c.reply.BulkArray(out.data(), out.size());
 }
 
 bool CheckStringSize(CommandContext& c, uint64_t size) {

@@ -2,13 +2,16 @@
 // common read/write patterns over the Context.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "commands/command_table.h"
 #include "commands/server_state.h"
 #include "common/strutil.h"
+#include "types/string.h"
 
 namespace basalt {
 
@@ -22,14 +25,23 @@ std::optional<KeyState> LookupString(CommandContext& c, std::string_view key);
 // Replies with the status's error text and returns true if it is not OK.
 bool ReplyIfError(CommandContext& c, const Status& s);
 
+// One client's CLIENT LIST line, without the newline (also ACL LOG's client-info).
+std::string ClientInfoLine(const Session& s);
+
 // Stores a string value for `key`, replacing `old`.
-void WriteString(CommandContext& c, std::string_view key, std::string value, int64_t expire_ms,
+void WriteString(CommandContext& c, std::string_view key, std::string_view value, int64_t expire_ms,
                  const KeyState& old, StringEncoding encoding = StringEncoding::kAuto);
+
+// The whole value of the string `state` of `key` (empty if not live). Returns false after
+// replying with the error if it cannot be read.
+bool ReadStringValue(CommandContext& c, std::string_view key, const KeyState& state,
+                     std::string* out);
 
 void CountHit(CommandContext& c, bool hit);
 
 // Blocking commands. TimeoutArg parses a timeout in seconds (fractions allowed) with Redis's
-// errors and returns the absolute deadline in Unix ms, 0 meaning forever. ParkClient registers
+// errors and returns the absolute deadline in Unix ms, 0 meaning forever. As in Redis the
+// milliseconds are rounded up. ParkClient registers
 // the session on the keys at the given argument indexes and records the command to re-run;
 // it must be called while the command still holds its key locks (that is, from the handler).
 // Inside MULTI a blocking command never parks: the caller replies as on timeout instead.
@@ -39,5 +51,28 @@ void ParkClient(CommandContext& c, const std::vector<size_t>& key_indexes, int64
 
 // Largest string a command may build (SETRANGE, APPEND): proto-max-bulk-len, as in Redis.
 bool CheckStringSize(CommandContext& c, uint64_t size);
+
+// SCAN-family arguments, parsed as Redis does. The cursor follows strtoul's rules (no leading
+// space, the whole string, no overflow); replies "ERR invalid cursor" otherwise.
+std::optional<uint64_t> ScanCursorArg(CommandContext& c, size_t i);
+struct ScanOptions {
+  std::string pattern;  // empty: everything
+  int64_t count = 10;
+  std::string type;  // SCAN's TYPE filter, lower case; empty: any
+  bool Matches(std::string_view name) const {
+    return pattern.empty() || pattern == "*" || GlobMatch(pattern, name);
+  }
+};
+// MATCH/COUNT (and TYPE when `allow_type`) from argument `first` on; replies and returns false
+// on a syntax error.
+bool ParseScanOptions(CommandContext& c, size_t first, bool allow_type, ScanOptions* out);
+
+// HSCAN/SSCAN/ZSCAN key cursor [MATCH pattern] [COUNT count] over the collection of `type` at
+// argv[1]. For each matching member, `emit` appends what the reply shows for it (the member,
+// and its value or score) given the collection's metadata, the member and its stored `subkey`
+// value.
+using ScanEmitter = std::function<Status(const Metadata& meta, std::string_view member,
+                                         std::string_view stored, std::vector<std::string>* out)>;
+void ScanMembersCommand(CommandContext& c, RedisType type, const ScanEmitter& emit);
 
 }  // namespace basalt

@@ -154,7 +154,7 @@ void PersistCommand(CommandContext& c) {
 // under a new version) to dst_db/dst_key, replacing `dst`.
 Status PlaceKey(CommandContext& c, const std::string& src_key, const Metadata& meta, int dst_db,
                 const std::string& dst_key, const KeyState& dst) {
-  if (!meta.IsCollection()) {
+  if (!meta.HasSubkeys()) {
     c.ctx.Write(dst_db, dst_key, meta, dst);
     return Status::OK();
   }
@@ -281,43 +281,32 @@ void KeysCommand(CommandContext& c) {
   std::string start = MetadataKey(pdb, prefix);
   std::vector<std::string> keys;
   bool match_all = pattern == "*";
+  // The count comes first in the reply, so the keys are gathered before replying: stop once
+  // they pass max-reply-size (the reply could not be sent anyway).
+  auto budget = static_cast<size_t>(c.server.config->max_reply_size.load());
+  size_t bytes = 0;
   auto done = ForEachKey(c, start, "", [&](std::string_view key, RedisType) {
     if (key.substr(0, prefix.size()) != prefix) return false;  // past the literal prefix
-    if (match_all || GlobMatch(pattern, key)) keys.emplace_back(key);
-    return true;
+    if (match_all || GlobMatch(pattern, key)) {
+      keys.emplace_back(key);
+      bytes += key.size();
+    }
+    return bytes <= budget;
   });
   if (ReplyIfError(c, done.status())) return;
+  if (bytes > budget) return c.reply.Overflow();
   c.reply.BulkArray(keys.data(), keys.size());
 }
 
 void ScanCommand(CommandContext& c) {
-  auto cursor = ParseInt64(c.arg(1));
-  if (!cursor || *cursor < 0) {
-    // Redis parses cursors as unsigned 64-bit integers.
-    return c.reply.Error("ERR invalid cursor");
-  }
-  std::string pattern;
-  int64_t count = 10;
-  std::string type_filter;
-  for (size_t j = 2; j < c.argc(); j++) {
-    bool has_next = j + 1 < c.argc();
-    if (EqualsIgnoreCase(c.arg(j), "match") && has_next) {
-      pattern = c.arg(++j);
-    } else if (EqualsIgnoreCase(c.arg(j), "count") && has_next) {
-      auto n = IntArg(c, ++j);
-      if (!n) return;
-      if (*n < 1) return c.reply.Error(kSyntaxError);
-      count = *n;
-    } else if (EqualsIgnoreCase(c.arg(j), "type") && has_next) {
-      type_filter = ToLower(c.arg(++j));
-    } else {
-      return c.reply.Error(kSyntaxError);
-    }
-  }
+  auto cursor = ScanCursorArg(c, 1);
+  if (!cursor) return;
+  ScanOptions opts;
+  if (!ParseScanOptions(c, 2, true, &opts)) return;
   std::string start;
   uint8_t pdb = c.server.keyspace->Physical(c.db());
-  if (*cursor != 0 && (!c.server.scan_cursors.Lookup(static_cast<uint64_t>(*cursor), &start) ||
-                       start.empty() || static_cast<uint8_t>(start[0]) != pdb)) {
+  if (*cursor != 0 && (!c.server.scan_cursors.Lookup(*cursor, &start) || start.empty() ||
+                       static_cast<uint8_t>(start[0]) != pdb)) {
     // Unknown, or issued for another database: start over, which keeps SCAN's guarantees.
     start.clear();
   }
@@ -325,11 +314,11 @@ void ScanCommand(CommandContext& c) {
   int64_t examined = 0;
   std::string last;
   auto stopped = ForEachKey(c, start, "", [&](std::string_view key, RedisType type) {
-    if (examined >= count) return false;
+    if (examined >= opts.count) return false;
     examined++;
     last = std::string(key);
-    if (!pattern.empty() && pattern != "*" && !GlobMatch(pattern, key)) return true;
-    if (!type_filter.empty() && type_filter != RedisTypeName(type)) return true;
+    if (!opts.Matches(key)) return true;
+    if (!opts.type.empty() && opts.type != RedisTypeName(type)) return true;
     keys.emplace_back(key);
     return true;
   });
@@ -404,8 +393,20 @@ void ObjectCommand(CommandContext& c) {
   if (!state->live()) return c.reply.Null();
   if (sub == "encoding") {
     const std::string& v = state->meta.value;
-    if (state->meta.type != RedisType::kString) return c.reply.Bulk("hashtable");
-    if (state->meta.encoding == StringEncoding::kRaw) return c.reply.Bulk("raw");
+    // Collections on disk report the encodings Redis uses for large ones.
+    switch (state->meta.type) {
+      case RedisType::kList:
+        return c.reply.Bulk("quicklist");
+      case RedisType::kZset:
+        return c.reply.Bulk("skiplist");
+      case RedisType::kHash:
+      case RedisType::kSet:
+        return c.reply.Bulk("hashtable");
+      default:
+        break;
+    }
+    if (state->meta.encoding == StringEncoding::kRaw || state->meta.segmented)
+      return c.reply.Bulk("raw");
     if (state->meta.encoding == StringEncoding::kAuto && v.size() <= 20 && ParseInt64(v))
       return c.reply.Bulk("int");
     return c.reply.Bulk(v.size() <= 44 ? "embstr" : "raw");
@@ -477,8 +478,9 @@ const std::vector<CommandSpec> kKeyCommands = {
      "last accessed.",
      "@keyspace @read @fast"},
     {"object", -2, kR, 2, 2, 1, ObjectCommand, "generic",
-     "A container for object introspection commands.", "@keyspace @read @slow", nullptr,
-     "encoding:3 freq:3 idletime:3 refcount:3 help:2"},
+     "A container for object introspection commands.", "@slow", nullptr,
+     "encoding:3:@keyspace@read@slow freq:3:@keyspace@read@slow idletime:3:@keyspace@read@slow "
+     "refcount:3:@keyspace@read@slow help:2:@keyspace@slow"},
 };
 
 }  // namespace

@@ -69,8 +69,7 @@ std::vector<size_t> BLMPopKeys(const std::vector<std::string>& argv) {
 }
 
 void BLMPopCommand(CommandContext& c) {
-  auto deadline = TimeoutArg(c, 1);
-  if (!deadline) return;
+  // Redis checks every other argument before the timeout.
   auto numkeys = ParseInt64(c.arg(2));
   if (!numkeys || *numkeys < 1) return c.reply.Error("ERR numkeys should be greater than 0");
   if (static_cast<uint64_t>(*numkeys) >= c.argc() - 3) return c.reply.Error(kSyntaxError);
@@ -87,6 +86,8 @@ void BLMPopCommand(CommandContext& c) {
       return c.reply.Error(kSyntaxError);
     }
   }
+  auto deadline = TimeoutArg(c, 1);
+  if (!deadline) return;
   std::vector<size_t> keys = BLMPopKeys(c.argv);
   if (PopFirstNonEmpty(c, keys, *end, count == -1 ? 1 : static_cast<uint64_t>(count), true)) return;
   if (c.in_exec) return c.reply.NullArray();

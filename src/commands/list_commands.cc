@@ -121,11 +121,19 @@ void LRangeCommand(CommandContext& c) {
   if (!state->live()) return c.reply.Array(0);
   auto range = ListRange(*start, *stop, state->meta.size);
   if (!range) return c.reply.Array(0);
-  std::vector<std::string> out;
-  Status s = ListRead(c.ctx, c.db(), c.arg(1), state->meta, range->first,
-                      range->second - range->first + 1, &out);
-  if (ReplyIfError(c, s)) return;
-  ReplyElements(c, out);
+  // Straight into the reply, so a huge range costs at most max-reply-size of memory.
+  uint64_t count = range->second - range->first + 1;
+  size_t mark = c.reply.buffer()->size();
+  c.reply.Array(count);
+  Status s = ListVisit(c.ctx, c.db(), c.arg(1), state->meta, range->first, count,
+                       [&c](std::string_view item) {
+                         c.reply.Bulk(item);
+                         return !c.reply.overflowed();
+                       });
+  if (!s.ok() && !c.reply.overflowed()) {
+    c.reply.buffer()->resize(mark);
+    ReplyIfError(c, s);
+  }
 }
 
 void LSetCommand(CommandContext& c) {

@@ -1,8 +1,9 @@
 // String commands: GET/SET and friends, counters, ranges.
 //
-// Strings live whole in the metadata entry. Every handler reads the key once through the
-// Context (lazy expiry applies there) and writes once; TTLs are kept or cleared exactly as
-// Redis does for each command.
+// Every handler reads the key once through the Context (lazy expiry applies there) and writes
+// once; TTLs are kept or cleared exactly as Redis does for each command. Values are read and
+// written through types/string.h, which hides whether a value is inline or segmented: partial
+// writers (APPEND, SETRANGE) edit only the segments they touch.
 #include <climits>
 #include <cmath>
 
@@ -68,7 +69,9 @@ void GetCommand(CommandContext& c) {
   if (!state) return;
   CountHit(c, state->live());
   if (!state->live()) return c.reply.Null();
-  c.reply.Bulk(state->meta.value);
+  std::string value;
+  if (!ReadStringValue(c, c.arg(1), *state, &value)) return;
+  c.reply.Bulk(value);
 }
 
 void SetCommand(CommandContext& c) {
@@ -111,9 +114,11 @@ void SetCommand(CommandContext& c) {
   if (ReplyIfError(c, old.status())) return;
   bool found = old->live();
   if (get && found && old->meta.type != RedisType::kString) return c.reply.Error(kWrongTypeError);
+  std::string old_value;
+  if (get && !ReadStringValue(c, key, *old, &old_value)) return;
   auto reply_old = [&] {
     if (found) {
-      c.reply.Bulk(old->meta.value);
+      c.reply.Bulk(old_value);
     } else {
       c.reply.Null();
     }
@@ -162,8 +167,10 @@ void PSetExCommand(CommandContext& c) {
 void GetSetCommand(CommandContext& c) {
   auto old = LookupString(c, c.arg(1));
   if (!old) return;
+  std::string value;
+  if (!ReadStringValue(c, c.arg(1), *old, &value)) return;
   if (old->live()) {
-    c.reply.Bulk(old->meta.value);
+    c.reply.Bulk(value);
   } else {
     c.reply.Null();
   }
@@ -174,7 +181,9 @@ void GetDelCommand(CommandContext& c) {
   auto old = LookupString(c, c.arg(1));
   if (!old) return;
   if (!old->live()) return c.reply.Null();
-  c.reply.Bulk(old->meta.value);
+  std::string value;
+  if (!ReadStringValue(c, c.arg(1), *old, &value)) return;
+  c.reply.Bulk(value);
   c.ctx.Delete(c.db(), c.arg(1), *old);
 }
 
@@ -208,13 +217,19 @@ void GetExCommand(CommandContext& c) {
     if (!ms) return;
     ex.expire_ms = *ms;
   }
-  c.reply.Bulk(old->meta.value);
+  std::string value;
+  if (!ReadStringValue(c, c.arg(1), *old, &value)) return;
+  c.reply.Bulk(value);
+  // Only the expiry changes: the metadata is rewritten, a segmented value stays where it is.
+  Metadata meta = old->meta;
   if (ex.has_expire && ex.expire_ms <= c.ctx.now_ms()) {
     c.ctx.Delete(c.db(), c.arg(1), *old);
   } else if (ex.has_expire) {
-    WriteString(c, c.arg(1), old->meta.value, ex.expire_ms, *old);
+    meta.expire_ms = ex.expire_ms;
+    c.ctx.Write(c.db(), c.arg(1), meta, *old);
   } else if (ex.persist && old->meta.expire_ms != 0) {
-    WriteString(c, c.arg(1), old->meta.value, 0, *old);
+    meta.expire_ms = 0;
+    c.ctx.Write(c.db(), c.arg(1), meta, *old);
   }
 }
 
@@ -222,9 +237,11 @@ void MGetCommand(CommandContext& c) {
   c.reply.Array(c.argc() - 1);
   for (size_t i = 1; i < c.argc(); i++) {
     auto state = c.ctx.Lookup(c.db(), c.arg(i));
-    if (state.ok() && state->live() && state->meta.type == RedisType::kString) {
+    std::string value;
+    if (state.ok() && state->live() && state->meta.type == RedisType::kString &&
+        ReadString(c.ctx, c.db(), c.arg(i), state->meta, &value).ok()) {
       CountHit(c, true);
-      c.reply.Bulk(state->meta.value);
+      c.reply.Bulk(value);
     } else {
       CountHit(c, false);
       c.reply.Null();
@@ -261,18 +278,26 @@ void MSetNxCommand(CommandContext& c) {
 void AppendCommand(CommandContext& c) {
   auto old = LookupString(c, c.arg(1));
   if (!old) return;
-  std::string value = old->live() ? old->meta.value : std::string();
-  if (!CheckStringSize(c, value.size() + c.arg(2).size())) return;
-  value += c.arg(2);
-  c.reply.Integer(static_cast<int64_t>(value.size()));
-  WriteString(c, c.arg(1), std::move(value), old->live() ? old->meta.expire_ms : 0, *old,
-              old->live() ? StringEncoding::kRaw : StringEncoding::kAuto);
+  StringEditor editor(c.ctx, c.db(), c.arg(1), *old);
+  uint64_t length = editor.length();
+  if (!CheckStringSize(c, length + c.arg(2).size())) return;
+  if (ReplyIfError(c, editor.Write(length, c.arg(2)))) return;
+  c.reply.Integer(static_cast<int64_t>(editor.length()));
+  if (c.arg(2).empty()) {
+    // Appending nothing is still a write in Redis: a missing key is created empty, and an
+    // existing one is touched (WATCH sees it) and becomes raw.
+    if (!old->live()) return WriteString(c, c.arg(1), "", 0, *old);
+    Metadata meta = old->meta;
+    meta.encoding = StringEncoding::kRaw;
+    return c.ctx.Write(c.db(), c.arg(1), meta, *old);
+  }
+  editor.Finish(old->live() ? StringEncoding::kRaw : StringEncoding::kAuto);
 }
 
 void StrlenCommand(CommandContext& c) {
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
-  c.reply.Integer(state->live() ? static_cast<int64_t>(state->meta.value.size()) : 0);
+  c.reply.Integer(state->live() ? static_cast<int64_t>(StringLength(state->meta)) : 0);
 }
 
 void IncrByGeneric(CommandContext& c, int64_t delta) {
@@ -280,7 +305,9 @@ void IncrByGeneric(CommandContext& c, int64_t delta) {
   if (!old) return;
   int64_t current = 0;
   if (old->live()) {
-    auto v = ParseInt64(old->meta.value);
+    std::string text;
+    if (!ReadStringValue(c, c.arg(1), *old, &text)) return;
+    auto v = ParseInt64(text);
     if (!v) return c.reply.Error(kNotIntegerError);
     current = *v;
   }
@@ -317,7 +344,9 @@ void IncrByFloatCommand(CommandContext& c) {
   if (!old) return;
   long double current = 0;
   if (old->live()) {
-    auto v = ParseLongDouble(old->meta.value, true);
+    std::string text;
+    if (!ReadStringValue(c, c.arg(1), *old, &text)) return;
+    auto v = ParseLongDouble(text, true);
     if (!v) return c.reply.Error(kNotFloatError);
     current = *v;
   }
@@ -337,9 +366,7 @@ void GetRangeCommand(CommandContext& c) {
   if (!end) return;
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
-  const std::string empty;
-  const std::string& s = state->live() ? state->meta.value : empty;
-  int64_t len = static_cast<int64_t>(s.size());
+  int64_t len = state->live() ? static_cast<int64_t>(StringLength(state->meta)) : 0;
   int64_t from = *start, to = *end;
   if (from < 0 && to < 0 && from > to) return c.reply.Bulk("");
   if (from < 0) from += len;
@@ -348,7 +375,10 @@ void GetRangeCommand(CommandContext& c) {
   if (to < 0) to = 0;
   if (to >= len) to = len - 1;
   if (from > to || len == 0) return c.reply.Bulk("");
-  c.reply.Bulk(std::string_view(s).substr(from, to - from + 1));
+  std::string bytes;
+  if (ReplyIfError(c, ReadStringRange(c.ctx, c.db(), c.arg(1), state->meta, from, to + 1, &bytes)))
+    return;
+  c.reply.Bulk(bytes);
 }
 
 void SetRangeCommand(CommandContext& c) {
@@ -359,15 +389,12 @@ void SetRangeCommand(CommandContext& c) {
   if (!old) return;
   const std::string& patch = c.arg(3);
   if (!old->live() && patch.empty()) return c.reply.Integer(0);
-  std::string value = old->live() ? old->meta.value : std::string();
-  if (patch.empty()) return c.reply.Integer(static_cast<int64_t>(value.size()));
+  StringEditor editor(c.ctx, c.db(), c.arg(1), *old);
+  if (patch.empty()) return c.reply.Integer(static_cast<int64_t>(editor.length()));
   if (!CheckStringSize(c, static_cast<uint64_t>(*offset) + patch.size())) return;
-  size_t needed = static_cast<size_t>(*offset) + patch.size();
-  if (value.size() < needed) value.resize(needed, '\0');
-  value.replace(static_cast<size_t>(*offset), patch.size(), patch);
-  c.reply.Integer(static_cast<int64_t>(value.size()));
-  WriteString(c, c.arg(1), std::move(value), old->live() ? old->meta.expire_ms : 0, *old,
-              StringEncoding::kRaw);
+  if (ReplyIfError(c, editor.Write(static_cast<uint64_t>(*offset), patch))) return;
+  c.reply.Integer(static_cast<int64_t>(editor.length()));
+  editor.Finish(StringEncoding::kRaw);
 }
 
 constexpr uint32_t kW = kCmdWrite | kCmdDenyOom;

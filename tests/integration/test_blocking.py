@@ -145,5 +145,8 @@ def test_blocking_errors(r):
            "BLPOP", "s", "0.1")
     raises(r, "ERR numkeys should be greater than 0", "BLMPOP", "0.1", "0", "a", "LEFT")
     raises(r, "ERR syntax error", "BLMPOP", "0.1", "1", "a", "MIDDLE")
+    # the other arguments are checked before the timeout, as in Redis
+    raises(r, "ERR syntax error", "BLMPOP", "abc", "1", "a", "MIDDLE")
+    raises(r, "ERR timeout is not a float or out of range", "BLMPOP", "abc", "1", "a", "LEFT")
     raises(r, "ERR count should be greater than 0", "BLMPOP", "0.1", "1", "a", "LEFT", "COUNT", "0")
     raises(r, "ERR syntax error", "BLMOVE", "a", "b", "UP", "LEFT", "0")

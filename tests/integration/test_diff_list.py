@@ -15,7 +15,7 @@ import random
 
 import pytest
 
-from resp import RawConn
+from diffpair import DiffPair
 
 KEYS = ["l%d" % i for i in range(6)] + ["s"]  # "s" is often a string: WRONGTYPE paths
 VALUES = ["a", "b", "c", "d", "", "x" * 30, "a\x00b", "1"]
@@ -136,28 +136,15 @@ class Gen:
                               ["LPOP", "l1", 1, 2], ["LMPOP", 1, "l1"], ["LSET", "l1", 0]])
 
 
-class Pair:
-    def __init__(self, test_port, oracle_port, seed):
-        self.conns = [RawConn(test_port), RawConn(oracle_port)]
-        self.seed = seed
-        self.history = []
-
-    def close(self):
-        for c in self.conns:
-            c.close()
-
+class Pair(DiffPair):
     def call(self, args):
-        self.history.append(" ".join(map(repr, args)))
-        a, b = (c.call(*args) for c in self.conns)
+        a, b = self.send(args)
         if args[0] == "TTL" and a[0] == b[0] == ":" and a[1] >= 0 and b[1] >= 0:
             ok = abs(a[1] - b[1]) <= 1
         else:
             ok = a == b
         if not ok:
-            tail = "\n".join("  " + h for h in self.history[-25:])
-            pytest.fail("seed=%d step=%d: reply mismatch for %r\n  server under test: %r\n"
-                        "  redis oracle:      %r\nlast commands:\n%s"
-                        % (self.seed, len(self.history), args, a, b, tail), pytrace=False)
+            self.mismatch(args, a, b)
         return a
 
     def compare_all(self):
@@ -169,20 +156,8 @@ class Pair:
 
 
 @pytest.fixture
-def pair(server, oracle, r):
-    o = oracle.client()
-    o.flushall()
-    o.close()
-    made = []
-
-    def make(seed):
-        p = Pair(server.port, oracle.port, seed)
-        made.append(p)
-        return p
-
-    yield make
-    for p in made:
-        p.close()
+def pair(diff_pair):
+    return lambda seed: diff_pair(seed, cls=Pair)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -28,7 +28,7 @@ import time
 
 import pytest
 
-from resp import RawConn
+from diffpair import DiffPair
 
 KEYS = ["k%d" % i for i in range(20)]
 VALUES = ["", "v", "hello world", "0", "1", "-1", "42", "10", "3.5", "-2.25", "1e3",
@@ -266,35 +266,19 @@ def _eq(a, b, kind):
     return a == b
 
 
-class Pair:
-    """Two connections to each server (so WATCH can be broken by another
-    client); every command is sent to the same connection index on both."""
+class Pair(DiffPair):
+    """Two slots (so WATCH can be broken by another client); every command is sent through
+    the same slot on both servers."""
 
     def __init__(self, test_port, oracle_port, seed):
-        self.t = [RawConn(test_port), RawConn(oracle_port)]
-        self.t2 = [RawConn(test_port), RawConn(oracle_port)]
-        self.seed = seed
-        self.history = []
-        for conns in (self.t, self.t2):
+        super().__init__(test_port, oracle_port, seed, slots=2)
+        for conns in self.slots:
             for c in conns:
                 assert c.call("SELECT", "0") == ("+", b"OK")
-
-    def close(self):
-        for c in self.t + self.t2:
-            c.close()
-
-    def conns(self, second=False):
-        return self.t2 if second else self.t
-
-    def fail(self, msg):
-        tail = "\n".join("  %s" % (h,) for h in self.history[-25:])
-        pytest.fail("seed=%d step=%d: %s\nlast commands:\n%s"
-                    % (self.seed, len(self.history), msg, tail), pytrace=False)
+        self.t = self.slots[0]
 
     def call(self, args, kind=None, second=False, queued_kinds=None):
-        self.history.append(("c2 " if second else "") + " ".join(map(repr, args)))
-        a_conn, b_conn = self.conns(second)
-        a, b = a_conn.call(*args), b_conn.call(*args)
+        a, b = self.send(args, slot=1 if second else 0, tag="c2 " if second else "")
         if queued_kinds is not None and a[0] == "*" and b[0] == "*" \
                 and a[1] is not None and b[1] is not None and len(a[1]) == len(b[1]) \
                 and len(a[1]) == len(queued_kinds):
@@ -302,8 +286,7 @@ class Pair:
         else:
             ok = _eq(a, b, kind)
         if not ok:
-            self.fail("reply mismatch for %r\n  server under test: %r\n  redis oracle:      %r"
-                      % (args, a, b))
+            self.mismatch(args, a, b)
         return a, b
 
 
@@ -394,20 +377,8 @@ def compare_keyspaces(p):
 
 
 @pytest.fixture
-def pair(server, oracle, r):
-    o = oracle.client()
-    o.flushall()
-    o.close()
-    made = []
-
-    def make(seed):
-        p = Pair(server.port, oracle.port, seed)
-        made.append(p)
-        return p
-
-    yield make
-    for p in made:
-        p.close()
+def pair(diff_pair):
+    return lambda seed: diff_pair(seed, cls=Pair)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

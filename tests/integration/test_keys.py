@@ -470,6 +470,16 @@ def test_object_encoding_after_modification(r):
     assert r.object("encoding", "a") == "raw"
 
 
+def test_object_encoding_of_large_collections(r):
+    """Collections past Redis's compact-encoding limits report its large encodings."""
+    r.hset("h", mapping={"f%d" % i: "v" for i in range(600)})
+    r.sadd("s", *["m%d" % i for i in range(600)])
+    r.zadd("z", {"m%d" % i: i for i in range(600)})
+    r.rpush("l", *["e%d" % i for i in range(600)])
+    assert [r.object("encoding", k) for k in ("h", "s", "z", "l")] == [
+        "hashtable", "hashtable", "skiplist", "quicklist"]
+
+
 def test_object_errors(r):
     assert r.object("encoding", "nokey") is None
     raises(r, "ERR unknown subcommand 'foo'. Try OBJECT HELP.", "OBJECT", "foo", "k")

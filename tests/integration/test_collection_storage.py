@@ -1,0 +1,182 @@
+"""How collections live on disk (Basalt only): O(1) delete of a large collection, stale members
+physically reclaimed by compaction, no resurrection after re-creation, exact sizes under
+concurrent writers, and large hash values kept in blob files that field-only commands never
+read. Timings are printed (run with -s), never asserted.
+"""
+import threading
+import time
+
+import pytest
+
+from helpers import wait_until
+
+pytestmark = pytest.mark.basalt_only
+
+
+def rocksdb_info(r):
+    return r.info("rocksdb")
+
+
+def compact_and_wait(r):
+    """Full manual compaction (COMPACT runs it in the background); waits until it is done."""
+    assert r.execute_command("COMPACT") == "OK"
+    done = wait_until(lambda: rocksdb_info(r)["manual_compaction_running"] == 0, timeout=120)
+    assert done
+
+
+def stored_members(r):
+    """Entries in the member column families, exact after a full compaction."""
+    info = rocksdb_info(r)
+    return sum(info["cf_%s_estimate_keys" % cf] for cf in ("subkey", "zset_score", "large_value"))
+
+
+def fill_set(r, key, n, prefix="m", batch=10000):
+    p = r.pipeline(transaction=False)
+    for start in range(0, n, batch):
+        p.sadd(key, *["%s%d" % (prefix, i) for i in range(start, min(n, start + batch))])
+    p.execute()
+
+
+def test_million_member_set_created_counted_deleted_recreated(r):
+    n = 1000000
+    t0 = time.monotonic()
+    fill_set(r, "big", n)
+    t1 = time.monotonic()
+    assert r.scard("big") == n
+    assert r.sismember("big", "m999999")
+    t2 = time.monotonic()
+    assert r.delete("big") == 1
+    t3 = time.monotonic()
+    r.set("str", "v")
+    t4 = time.monotonic()
+    r.delete("str")
+    t5 = time.monotonic()
+    assert r.exists("big") == 0 and r.scard("big") == 0
+    # Re-created: none of the earlier life's members shows through.
+    r.sadd("big", "fresh")
+    assert r.smembers("big") == {"fresh"}
+    assert r.sismember("big", "m5") == 0
+    print("\n1M-member set: SADD %.2f s, SCARD+SISMEMBER %.4f s, DEL %.4f ms "
+          "(string SET+DEL %.4f ms)" % (t1 - t0, t2 - t1, (t3 - t2) * 1000, (t5 - t3) * 1000))
+    compact_and_wait(r)
+    assert stored_members(r) == 1  # only "fresh" is left on disk
+
+
+@pytest.mark.parametrize("kind", ["hash", "set", "zset", "list", "string"])
+def test_deleted_and_expired_members_are_reclaimed_by_compaction(r, kind):
+    n = 2000
+    write = {
+        # every tenth value is large enough (4500 bytes) to live in large_value
+        "hash": lambda k: r.hset(k, mapping={"f%d" % i: "v" * (i % 10 * 500) for i in range(n)}),
+        "set": lambda k: r.sadd(k, *["m%d" % i for i in range(n)]),
+        "zset": lambda k: r.zadd(k, {"m%d" % i: i for i in range(n)}),
+        "list": lambda k: r.rpush(k, *["e%d" % i for i in range(n)]),
+        "string": lambda k: r.set(k, "s" * 200000),  # four 64 KiB segments
+    }[kind]
+    write("deleted")
+    write("expired")
+    write("kept")
+    r.execute_command("SAVE")  # flush memtables: the members are in SST and blob files now
+    assert stored_members(r) > 0
+    r.delete("deleted")
+    r.pexpire("expired", 1)
+    wait_until(lambda: r.exists("expired") == 0)
+    before = stored_members(r)
+    compact_and_wait(r)
+    after = stored_members(r)
+    kept = r.type("kept") == kind and {
+        "hash": lambda: r.hlen("kept") == n, "set": lambda: r.scard("kept") == n,
+        "zset": lambda: r.zcard("kept") == n, "list": lambda: r.llen("kept") == n,
+        "string": lambda: r.strlen("kept") == 200000}[kind]()
+    assert kept
+    assert after < before
+    # Exactly the live incarnation's entries remain.
+    expected = {"hash": n + n // 10,
+                "set": n, "zset": 2 * n, "list": n, "string": 4}[kind]
+    assert after == expected, (kind, before, after)
+
+
+def test_large_hash_values_live_in_blob_files_that_field_reads_never_touch(r):
+    r.hset("h", mapping={"f%d" % i: "y" * 9000 + str(i) for i in range(30)})
+    r.hset("h", "small", "v")
+    r.execute_command("SAVE")  # flush: large values are written to blob files
+    info = rocksdb_info(r)
+    assert info["cf_large_value_blob_files"] >= 1
+    assert info["cf_large_value_blob_bytes"] > 0
+    before = info["blob_read_bytes"]
+    for _ in range(3):
+        assert r.hexists("h", "f3") and r.hstrlen("h", "f3") == 9001
+        assert r.hlen("h") == 31 and len(r.hkeys("h")) == 31
+        assert r.hsetnx("h", "f4", "no") == 0
+        assert r.hget("h", "small") == "v"
+    assert rocksdb_info(r)["blob_read_bytes"] == before
+    assert r.hget("h", "f3") == "y" * 9000 + "3"
+    assert rocksdb_info(r)["blob_read_bytes"] > before
+
+
+def test_large_and_small_values_replace_each_other(r):
+    r.hset("h", "f", "a" * 5000)
+    assert r.hget("h", "f") == "a" * 5000
+    r.hset("h", "f", "small")
+    assert r.hget("h", "f") == "small" and r.hstrlen("h", "f") == 5
+    r.hset("h", "f", "b" * 6000)
+    assert r.hgetall("h") == {"f": "b" * 6000}
+    assert r.hincrbyfloat("h", "n", 1.5) == 1.5
+    r.hdel("h", "f")
+    r.rename("h", "h2")
+    assert r.hgetall("h2") == {"n": "1.5"}
+    r.hset("h2", "g", "c" * 7000)
+    assert r.copy("h2", "h3")
+    assert sorted(r.hvals("h3")) == ["1.5", "c" * 7000]
+    r.execute_command("SAVE")
+    compact_and_wait(r)
+    # h2 and h3 each hold one large value; the deleted and replaced ones are gone.
+    assert rocksdb_info(r)["cf_large_value_estimate_keys"] == 2
+
+
+def hammer(server, threads, per_thread, fn):
+    errors = []
+
+    def run(t):
+        c = server.client()
+        try:
+            for i in range(per_thread):
+                fn(c, t, i)
+        except Exception as e:  # surfaced below
+            errors.append(e)
+        finally:
+            c.close()
+
+    ts = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors
+
+
+def test_sizes_stay_exact_under_concurrent_writers(server, r):
+    threads, per_thread = 8, 300
+
+    def work(c, t, i):
+        p = c.pipeline(transaction=False)
+        # overlapping fields/members across threads: sizes must count each once
+        p.hset("h", "f%d" % ((t * 7 + i) % 500), i)
+        p.hincrby("h", "counter", 1)
+        p.sadd("s", "m%d" % ((t * 13 + i) % 700))
+        p.zadd("z", {"m%d" % ((t * 11 + i) % 600): i})
+        p.lpush("l", i)
+        if i % 3 == 0:
+            p.hdel("h", "f%d" % ((t + i) % 500))
+            p.srem("s", "m%d" % ((t + i) % 700))
+            p.zrem("z", "m%d" % ((t + i) % 600))
+            p.rpop("l")
+        p.execute()
+
+    hammer(server, threads, per_thread, work)
+    assert r.hlen("h") == len(r.hkeys("h"))
+    assert r.hget("h", "counter") == str(threads * per_thread)
+    assert r.scard("s") == len(r.smembers("s"))
+    assert r.zcard("z") == len(r.zrange("z", 0, -1))
+    assert r.llen("l") == len(r.lrange("l", 0, -1)) == threads * per_thread - sum(
+        1 for _ in range(threads) for i in range(per_thread) if i % 3 == 0)

@@ -1,0 +1,272 @@
+"""Differential test of the sorted-set commands: the same random command stream goes to the
+server under test and to a real redis-server (the `oracle`); every reply must be identical,
+including its RESP type and, for errors, the exact text. Half the streams speak RESP3, so
+score doubles and map/array shapes are compared too.
+
+Reproduce one failing stream with  ZSET_DIFF_SEED=<seed> pytest test_diff_zset.py -s
+(DIFF_COMMANDS overrides the stream length).
+
+Normalization (only what may legitimately differ):
+  * ZRANDMEMBER: reply type and length must match, members must be distinct for a positive
+    count, and every returned member must be a member on the oracle.
+  * ZSCAN: each side is iterated to cursor 0 and the collected (member, score) sets compared.
+Few members and many tied scores, so lexicographic tie-breaks and BYLEX ranges are exercised.
+ZRANK ... WITHSCORE is not generated: the oracle (Redis 7.0) predates it.
+"""
+import os
+import random
+
+import pytest
+
+from diffpair import DiffPair
+
+KEYS = ["z%d" % i for i in range(5)] + ["str"]  # "str" is often a string: WRONGTYPE paths
+MEMBERS = ["a", "b", "c", "d", "e", "f", "g", "", "m\x00n", "10", "2"]
+SCORES = ["0", "1", "1", "2", "-1", "1.5", "-2.5", "3e2", "+inf", "-inf", "0.1", "100"]
+SEEDS = [int(os.environ["ZSET_DIFF_SEED"])] if os.environ.get("ZSET_DIFF_SEED") else [31, 32, 33, 34]
+N_COMMANDS = int(os.environ.get("DIFF_COMMANDS", "2000"))
+
+
+class Gen:
+    def __init__(self, seed):
+        self.r = random.Random(seed)
+        self.gens = [
+            (12, self.g_zadd), (3, self.g_zincrby), (4, self.g_zrem), (3, self.g_zcard),
+            (3, self.g_zscore), (4, self.g_zrank), (8, self.g_zrange), (4, self.g_zrange_old),
+            (3, self.g_zcount), (3, self.g_zpop), (2, self.g_zmpop), (3, self.g_zremrange),
+            (4, self.g_setop), (2, self.g_zrangestore), (1, self.g_keyops), (1, self.g_bad),
+        ]
+        self.total = sum(w for w, _ in self.gens)
+
+    def key(self):
+        return self.r.choice(KEYS)
+
+    def member(self):
+        return self.r.choice(MEMBERS)
+
+    def score(self):
+        return self.r.choice(SCORES)
+
+    def score_bound(self):
+        s = self.r.choice(SCORES + ["(1", "(0", "(-inf", "(+inf", "abc", "(2.5"])
+        return s
+
+    def lex_bound(self):
+        return self.r.choice(["-", "+", "[a", "(a", "[c", "(d", "[", "(", "[10", "a", "[\x00"])
+
+    def pick(self):
+        x = self.r.uniform(0, self.total)
+        for w, f in self.gens:
+            x -= w
+            if x <= 0:
+                return f()
+        return self.gens[-1][1]()
+
+    def g_zadd(self):
+        r = self.r
+        args = ["ZADD", self.key()]
+        for flag in ["NX", "XX", "GT", "LT", "CH"]:
+            if r.random() < 0.1:
+                args.append(flag)
+        if r.random() < 0.08:
+            return args + ["INCR", self.score(), self.member()]
+        for _ in range(r.randint(1, 4)):
+            args += [self.score(), self.member()]
+        if r.random() < 0.03:
+            args += ["nan", "x"]
+        return args
+
+    def g_zincrby(self):
+        return ["ZINCRBY", self.key(), self.r.choice(SCORES + ["abc"]), self.member()]
+
+    def g_zrem(self):
+        return ["ZREM", self.key()] + [self.member() for _ in range(self.r.randint(1, 3))]
+
+    def g_zcard(self):
+        return ["ZCARD", self.key()]
+
+    def g_zscore(self):
+        if self.r.random() < 0.5:
+            return ["ZSCORE", self.key(), self.member()]
+        return ["ZMSCORE", self.key()] + [self.member() for _ in range(self.r.randint(1, 3))]
+
+    def g_zrank(self):
+        return [self.r.choice(["ZRANK", "ZREVRANK"]), self.key(), self.member()]
+
+    def g_zrange(self):
+        r = self.r
+        args = ["ZRANGE", self.key()]
+        mode = r.choice(["rank", "rank", "score", "lex"])
+        if mode == "rank":
+            args += [r.randint(-8, 8), r.randint(-8, 8)]
+        elif mode == "score":
+            args += [self.score_bound(), self.score_bound(), "BYSCORE"]
+        else:
+            args += [self.lex_bound(), self.lex_bound(), "BYLEX"]
+        if r.random() < 0.3:
+            args.append("REV")
+        if mode != "rank" and r.random() < 0.3:
+            args += ["LIMIT", r.randint(-1, 3), r.randint(-1, 4)]
+        if mode != "lex" and r.random() < 0.4:
+            args.append("WITHSCORES")
+        return args
+
+    def g_zrange_old(self):
+        r = self.r
+        k = self.key()
+        cmd = r.choice(["ZREVRANGE", "ZRANGEBYSCORE", "ZREVRANGEBYSCORE", "ZRANGEBYLEX",
+                        "ZREVRANGEBYLEX"])
+        if cmd == "ZREVRANGE":
+            args = [cmd, k, r.randint(-6, 6), r.randint(-6, 6)]
+        elif "LEX" in cmd:
+            args = [cmd, k, self.lex_bound(), self.lex_bound()]
+        else:
+            args = [cmd, k, self.score_bound(), self.score_bound()]
+        if "LEX" not in cmd and r.random() < 0.4:
+            args.append("WITHSCORES")
+        if cmd != "ZREVRANGE" and r.random() < 0.3:
+            args += ["LIMIT", r.randint(0, 2), r.randint(-1, 3)]
+        return args
+
+    def g_zcount(self):
+        if self.r.random() < 0.5:
+            return ["ZCOUNT", self.key(), self.score_bound(), self.score_bound()]
+        return ["ZLEXCOUNT", self.key(), self.lex_bound(), self.lex_bound()]
+
+    def g_zpop(self):
+        args = [self.r.choice(["ZPOPMIN", "ZPOPMAX"]), self.key()]
+        if self.r.random() < 0.5:
+            args.append(self.r.choice([0, 1, 2, 5, -1]))
+        return args
+
+    def g_zmpop(self):
+        n = self.r.randint(1, 3)
+        args = ["ZMPOP", n] + [self.key() for _ in range(n)] + [self.r.choice(["MIN", "MAX"])]
+        if self.r.random() < 0.5:
+            args += ["COUNT", self.r.choice([1, 2, 10, 0])]
+        return args
+
+    def g_zremrange(self):
+        r = self.r
+        cmd = r.choice(["ZREMRANGEBYRANK", "ZREMRANGEBYSCORE", "ZREMRANGEBYLEX"])
+        if cmd == "ZREMRANGEBYRANK":
+            return [cmd, self.key(), r.randint(-5, 5), r.randint(-5, 5)]
+        if cmd == "ZREMRANGEBYSCORE":
+            return [cmd, self.key(), self.score_bound(), self.score_bound()]
+        return [cmd, self.key(), self.lex_bound(), self.lex_bound()]
+
+    def g_setop(self):
+        r = self.r
+        op = r.choice(["ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE", "ZDIFFSTORE",
+                       "ZINTERCARD"])
+        n = r.randint(1, 3)
+        keys = [self.key() for _ in range(n)]
+        args = [op] + ([self.key()] if op.endswith("STORE") else []) + [n] + keys
+        if op in ("ZUNION", "ZINTER", "ZUNIONSTORE", "ZINTERSTORE"):
+            if r.random() < 0.3:
+                args += ["WEIGHTS"] + [r.choice([1, 2, -1, 0.5, 0]) for _ in range(n)]
+            if r.random() < 0.3:
+                args += ["AGGREGATE", r.choice(["SUM", "MIN", "MAX"])]
+        if op == "ZINTERCARD" and r.random() < 0.4:
+            args += ["LIMIT", r.choice([0, 1, 3])]
+        if op in ("ZUNION", "ZINTER", "ZDIFF") and r.random() < 0.5:
+            args.append("WITHSCORES")
+        return args
+
+    def g_zrangestore(self):
+        r = self.r
+        args = ["ZRANGESTORE", self.key(), self.key()]
+        if r.random() < 0.5:
+            return args + [r.randint(-5, 5), r.randint(-5, 5)]
+        return args + [self.score_bound(), self.score_bound(), "BYSCORE"] + (
+            ["REV"] if r.random() < 0.3 else [])
+
+    def g_keyops(self):
+        r = self.r
+        return r.choice([["DEL", self.key()], ["RENAME", self.key(), self.key()],
+                         ["COPY", self.key(), self.key(), "REPLACE"], ["TYPE", self.key()],
+                         ["SET", "str", "x"], ["EXPIRE", self.key(), 1000], ["PERSIST", self.key()],
+                         ["EXISTS", self.key()]])
+
+    def g_bad(self):
+        return self.r.choice([
+            ["ZADD", "z1"], ["ZADD", "z1", "1"], ["ZADD", "z1", "NX", "XX", "1", "a"],
+            ["ZADD", "z1", "GT", "LT", "1", "a"], ["ZADD", "z1", "INCR", "1", "a", "2", "b"],
+            ["ZRANGE", "z1", 0, 1, "BYLEX"], ["ZRANGE", "z1", 0, 1, "LIMIT", 0, 1],
+            ["ZRANGE", "z1", 0, 1, "BYLEX", "WITHSCORES"], ["ZRANGEBYSCORE", "z1", "x", "1"],
+            ["ZUNIONSTORE", "d", 0, "z1"], ["ZUNION", 2, "z1"], ["ZINTER", 1, "z1", "WEIGHTS"],
+            ["ZMPOP", 0, "z1", "MIN"], ["ZMPOP", 1, "z1", "UP"], ["ZPOPMIN", "z1", "x"],
+            ["ZINCRBY", "z1", "nan", "a"], ["ZRANDMEMBER", "z1", "x"],
+        ])
+
+
+class Pair(DiffPair):
+    def scan_all(self, conn, key):
+        cursor, seen = "0", set()
+        while True:
+            t, v = conn.call("ZSCAN", key, cursor, "COUNT", 3)
+            if t == "-":
+                return (t, v)
+            cursor = v[0][1].decode()
+            items = v[1][1]
+            seen.update(zip([x[1] for x in items[0::2]], [x[1] for x in items[1::2]]))
+            if cursor == "0":
+                return seen
+
+    def zscan(self, key):
+        self.note("ZSCAN %r (to cursor 0)" % key)
+        a, b = (self.scan_all(c, key) for c in self.slots[0])
+        if a != b:
+            self.mismatch(["ZSCAN", key], a, b)
+
+    def zrandmember(self, key, count):
+        args = ["ZRANDMEMBER", key] + ([] if count is None else [count])
+        a, b = self.send(args)
+        if a[0] != b[0] or a[0] not in ("*", "$", "_", "~"):
+            if a != b:
+                self.mismatch(args, a, b)
+            return
+        if a[0] == "*":
+            if len(a[1]) != len(b[1]):
+                self.mismatch(args, a, b)
+            names = [x[1] for x in a[1]]
+            if count is not None and count > 0 and len(set(names)) != len(names):
+                self.mismatch(args, a, b)
+            for n in names:
+                if self.oracle().call("ZSCORE", key, n)[0] not in ("$", ","):
+                    self.mismatch(args, a, b)
+
+    def compare_all(self):
+        for k in KEYS:
+            self.call(["TYPE", k])
+            self.call(["ZRANGE", k, 0, -1, "WITHSCORES"])
+            self.call(["ZCARD", k])
+        self.call(["DBSIZE"])
+
+
+@pytest.fixture
+def pair(diff_pair):
+    return lambda seed, resp3: diff_pair(seed, cls=Pair, resp3_slots=(0,) if resp3 else ())
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_zset_stream_matches_redis(pair, seed):
+    g = Gen(seed)
+    p = pair(seed, resp3=seed % 2 == 0)
+    p.call(["FLUSHALL"])
+    for step in range(N_COMMANDS):
+        x = g.r.random()
+        if x < 0.03:
+            p.call(["MULTI"])
+            for _ in range(g.r.randint(0, 4)):
+                p.call(g.pick())
+            p.call(["EXEC"])
+        elif x < 0.05:
+            p.zrandmember(g.key(), g.r.choice([None, 1, 3, -3, 20, -20, 0]))
+        elif x < 0.06:
+            p.zscan(g.key())
+        else:
+            p.call(g.pick())
+        if step % 400 == 399:
+            p.compare_all()
+    p.compare_all()

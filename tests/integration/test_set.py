@@ -1,0 +1,368 @@
+"""Set commands (Redis 7.0 semantics): membership, SPOP/SRANDMEMBER, SMOVE, set algebra, SSCAN.
+
+Member order is unspecified, so multi-member replies are compared sorted; RESP3 reply types
+(set vs array) are pinned through a raw connection after HELLO 3.
+"""
+import time
+
+import pytest
+
+from helpers import arity, raises
+
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+SYNTAX = "ERR syntax error"
+NOT_INT = "ERR value is not an integer or out of range"
+POSITIVE = "ERR value is out of range, must be positive"
+RANGE_LONG = ("ERR value is out of range, value must between -9223372036854775807 and "
+              "9223372036854775807")
+
+
+def smembers(rr, key):
+    return sorted(rr.execute_command("SMEMBERS", key))
+# ------------------------------------------------------------------------------------------------
+# SADD / SREM / SCARD / SISMEMBER / SMISMEMBER / SMEMBERS
+# ------------------------------------------------------------------------------------------------
+def test_sadd_srem_scard(rr):
+    assert rr.execute_command("SADD", "s", "a", "b", "a", "c") == 3
+    assert rr.execute_command("SADD", "s", "a", "d") == 1
+    assert rr.execute_command("SCARD", "s") == 4
+    assert rr.execute_command("TYPE", "s") == "set"
+    assert rr.execute_command("SREM", "s", "a", "zz", "a") == 1
+    assert rr.execute_command("SREM", "nokey", "a") == 0
+    assert smembers(rr, "s") == ["b", "c", "d"]
+    assert rr.execute_command("SREM", "s", "b", "c", "d") == 3
+    assert rr.execute_command("EXISTS", "s") == 0
+    assert rr.execute_command("SCARD", "s") == 0
+
+
+def test_membership(rr):
+    rr.execute_command("SADD", "s", "a", "", "x\x00y")
+    assert rr.execute_command("SISMEMBER", "s", "a") == 1
+    assert rr.execute_command("SISMEMBER", "s", "") == 1
+    assert rr.execute_command("SISMEMBER", "s", "x\x00y") == 1
+    assert rr.execute_command("SISMEMBER", "s", "x") == 0
+    assert rr.execute_command("SISMEMBER", "nokey", "a") == 0
+    assert rr.execute_command("SMISMEMBER", "s", "a", "b", "") == [1, 0, 1]
+    assert rr.execute_command("SMISMEMBER", "nokey", "a") == [0]
+    assert rr.execute_command("SMEMBERS", "nokey") == []
+
+
+def test_arity(rr):
+    for args, name in [(("SADD", "s"), "sadd"), (("SREM", "s"), "srem"), (("SCARD",), "scard"),
+                       (("SISMEMBER", "s"), "sismember"), (("SMISMEMBER", "s"), "smismember"),
+                       (("SMOVE", "a", "b"), "smove"), (("SINTER",), "sinter"),
+                       (("SINTERSTORE", "d"), "sinterstore"), (("SINTERCARD", "1"), "sintercard"),
+                       (("SPOP",), "spop"), (("SRANDMEMBER",), "srandmember"),
+                       (("SSCAN", "s"), "sscan")]:
+        raises(rr, arity(name), *args)
+
+
+@pytest.mark.parametrize("args", [
+    ("SADD", "k", "a"), ("SREM", "k", "a"), ("SCARD", "k"), ("SISMEMBER", "k", "a"),
+    ("SMISMEMBER", "k", "a"), ("SMEMBERS", "k"), ("SPOP", "k"), ("SPOP", "k", "2"),
+    ("SRANDMEMBER", "k"), ("SRANDMEMBER", "k", "-2"), ("SINTER", "k"), ("SUNION", "k"),
+    ("SDIFF", "k"), ("SINTERCARD", "1", "k"), ("SSCAN", "k", "0"),
+    ("SINTER", "nokey", "k"), ("SUNION", "k", "nokey"), ("SDIFF", "nokey", "k"),
+    ("SINTERSTORE", "d", "nokey", "k"), ("SUNIONSTORE", "d", "k"), ("SDIFFSTORE", "d", "k"),
+    ("SMOVE", "k", "s2", "a"), ("SMOVE", "s2", "k", "a"),
+])
+def test_wrongtype(rr, args):
+    rr.execute_command("SET", "k", "v")
+    rr.execute_command("SADD", "s2", "a")
+    raises(rr, WRONGTYPE, *args)
+    assert rr.execute_command("GET", "k") == "v"
+    assert rr.execute_command("SMEMBERS", "s2") == ["a"]
+
+
+def test_set_resp3_types(server, r):
+    r.execute_command("SADD", "s", "a", "b")
+    r.execute_command("SADD", "t", "b", "c")
+    with server.raw() as c:
+        c.call("HELLO", "3")
+        t, v = c.call("SMEMBERS", "s")
+        assert t == "~" and sorted(v) == [("$", b"a"), ("$", b"b")]
+        assert c.call("SMEMBERS", "nokey") == ("~", [])
+        assert c.call("SINTER", "s", "t") == ("~", [("$", b"b")])
+        assert c.call("SINTER", "nokey", "s") == ("~", [])
+        assert c.call("SUNION", "nokey") == ("~", [])
+        assert c.call("SDIFF", "s", "t") == ("~", [("$", b"a")])
+        assert c.call("SPOP", "nokey", "3") == ("~", [])
+        assert c.call("SPOP", "s", "0") == ("~", [])
+        assert c.call("SRANDMEMBER", "nokey", "3") == ("*", [])
+        assert c.call("SRANDMEMBER", "nokey") == ("_", None)
+        assert c.call("SPOP", "nokey") == ("_", None)
+        t, v = c.call("SRANDMEMBER", "s", "10")
+        assert t == "*" and sorted(v) == [("$", b"a"), ("$", b"b")]
+        assert c.call("SMISMEMBER", "s", "a", "z") == ("*", [(":", 1), (":", 0)])
+        t, v = c.call("SPOP", "t", "1")
+        assert t == "~" and len(v) == 1
+
+# ------------------------------------------------------------------------------------------------
+# SPOP / SRANDMEMBER
+# ------------------------------------------------------------------------------------------------
+def test_spop_single(rr):
+    assert rr.execute_command("SPOP", "nokey") is None
+    rr.execute_command("SADD", "s", "a", "b", "c")
+    popped = {rr.execute_command("SPOP", "s") for _ in range(3)}
+    assert popped == {"a", "b", "c"}
+    assert rr.execute_command("EXISTS", "s") == 0
+    assert rr.execute_command("SPOP", "s") is None
+
+
+@pytest.mark.parametrize("size", [5, 1200])
+def test_spop_count(rr, size):
+    members = {"m%d" % i for i in range(size)}
+    rr.execute_command("SADD", "s", *members)
+    assert rr.execute_command("SPOP", "s", "0") == []
+    got = rr.execute_command("SPOP", "s", "3")
+    assert len(got) == 3 and len(set(got)) == 3 and set(got) <= members
+    rest = set(rr.execute_command("SMEMBERS", "s"))
+    assert rest == members - set(got)
+    assert rr.execute_command("SCARD", "s") == size - 3
+    got2 = rr.execute_command("SPOP", "s", size)
+    assert set(got2) == rest and len(got2) == len(rest)
+    assert rr.execute_command("EXISTS", "s") == 0
+    assert rr.execute_command("SPOP", "s", "2") == []
+
+
+def test_spop_drains_large_set(rr):
+    members = {"k%d" % i for i in range(1000)}
+    rr.execute_command("SADD", "s", *members)
+    seen = []
+    while True:
+        got = rr.execute_command("SPOP", "s", "37")
+        if not got:
+            break
+        seen += got
+    assert len(seen) == 1000 and set(seen) == members
+    assert rr.execute_command("EXISTS", "s") == 0
+
+
+def test_spop_one_at_a_time_through_tombstones_keeps_members_and_ttl(rr):
+    # Thousands of single pops leave tombstones behind; the set may move to a fresh incarnation
+    # on the way (Basalt), which must keep every remaining member and the key's TTL.
+    members = {"e%06d" % i for i in range(3000)}
+    rr.execute_command("SADD", "s", *members)
+    rr.execute_command("EXPIRE", "s", 1000)
+    seen = []
+    for i in range(2990):
+        seen.append(rr.execute_command("SPOP", "s"))
+    assert len(set(seen)) == 2990 and set(seen) <= members
+    rest = set(rr.execute_command("SMEMBERS", "s"))
+    assert rest == members - set(seen)
+    assert rr.execute_command("SCARD", "s") == 10
+    assert 990 <= rr.execute_command("TTL", "s") <= 1000
+    assert rr.execute_command("SADD", "s", "new") == 1
+    assert set(rr.execute_command("SPOP", "s", 11)) == rest | {"new"}
+    assert rr.execute_command("EXISTS", "s") == 0
+
+
+def test_spop_errors(rr):
+    rr.execute_command("SADD", "s", "a")
+    raises(rr, POSITIVE, "SPOP", "s", "-1")
+    raises(rr, POSITIVE, "SPOP", "s", "x")
+    raises(rr, SYNTAX, "SPOP", "s", "1", "2")
+    raises(rr, POSITIVE, "SPOP", "nokey", "-1")
+    assert rr.execute_command("SCARD", "s") == 1
+
+
+@pytest.mark.parametrize("size", [3, 1500])
+def test_srandmember(rr, size):
+    members = {"m%d" % i for i in range(size)}
+    rr.execute_command("SADD", "s", *members)
+    assert rr.execute_command("SRANDMEMBER", "s") in members
+    assert rr.execute_command("SRANDMEMBER", "s", "0") == []
+    got = rr.execute_command("SRANDMEMBER", "s", "2")
+    assert len(got) == 2 and len(set(got)) == 2 and set(got) <= members
+    assert sorted(rr.execute_command("SRANDMEMBER", "s", size + 3)) == sorted(members)
+    got = rr.execute_command("SRANDMEMBER", "s", "-20")
+    assert len(got) == 20 and set(got) <= members
+    assert rr.execute_command("SCARD", "s") == size
+
+
+def test_srandmember_errors_and_missing(rr):
+    assert rr.execute_command("SRANDMEMBER", "nokey") is None
+    assert rr.execute_command("SRANDMEMBER", "nokey", "5") == []
+    assert rr.execute_command("SRANDMEMBER", "nokey", "-5") == []
+    rr.execute_command("SADD", "s", "a")
+    raises(rr, NOT_INT, "SRANDMEMBER", "s", "x")
+    raises(rr, RANGE_LONG, "SRANDMEMBER", "s", "-9223372036854775808")
+    raises(rr, SYNTAX, "SRANDMEMBER", "s", "1", "2")
+    assert rr.execute_command("SRANDMEMBER", "s", "-3") == ["a", "a", "a"]
+
+
+def test_srandmember_spread(rr):
+    rr.execute_command("SADD", "s", *["u%05d" % i for i in range(3000)])
+    seen = set()
+    for _ in range(50):
+        seen.add(rr.execute_command("SRANDMEMBER", "s"))
+        seen.update(rr.execute_command("SRANDMEMBER", "s", "4"))
+    assert len(seen) > 120
+
+# ------------------------------------------------------------------------------------------------
+# SMOVE
+# ------------------------------------------------------------------------------------------------
+def test_smove(rr):
+    rr.execute_command("SADD", "a", "x", "y")
+    rr.execute_command("SADD", "b", "y", "z")
+    assert rr.execute_command("SMOVE", "a", "b", "x") == 1
+    assert smembers(rr, "a") == ["y"] and smembers(rr, "b") == ["x", "y", "z"]
+    assert rr.execute_command("SMOVE", "a", "b", "y") == 1  # already in b
+    assert rr.execute_command("EXISTS", "a") == 0
+    assert smembers(rr, "b") == ["x", "y", "z"]
+    assert rr.execute_command("SMOVE", "b", "c", "nope") == 0
+    assert rr.execute_command("SMOVE", "nokey", "b", "x") == 0
+    assert rr.execute_command("SMOVE", "b", "new", "z") == 1
+    assert smembers(rr, "new") == ["z"]
+    assert rr.execute_command("SMOVE", "b", "b", "x") == 1
+    assert rr.execute_command("SMOVE", "b", "b", "q") == 0
+    assert smembers(rr, "b") == ["x", "y"]
+
+
+def test_smove_missing_source_ignores_dest_type(rr):
+    rr.execute_command("SET", "str", "v")
+    assert rr.execute_command("SMOVE", "nokey", "str", "x") == 0
+    rr.execute_command("SADD", "a", "x")
+    raises(rr, WRONGTYPE, "SMOVE", "a", "str", "x")
+    assert smembers(rr, "a") == ["x"]
+
+
+def test_smove_keeps_ttls(rr):
+    rr.execute_command("SADD", "a", "x", "y")
+    rr.execute_command("SADD", "b", "z")
+    rr.execute_command("EXPIRE", "a", 1000)
+    rr.execute_command("EXPIRE", "b", 2000)
+    rr.execute_command("SMOVE", "a", "b", "x")
+    assert 990 <= rr.execute_command("TTL", "a") <= 1000
+    assert 1990 <= rr.execute_command("TTL", "b") <= 2000
+
+# ------------------------------------------------------------------------------------------------
+# SINTER / SUNION / SDIFF and *STORE, SINTERCARD
+# ------------------------------------------------------------------------------------------------
+@pytest.fixture
+def three(rr):
+    rr.execute_command("SADD", "a", "1", "2", "3", "4")
+    rr.execute_command("SADD", "b", "2", "3", "5")
+    rr.execute_command("SADD", "c", "3", "4", "5", "6")
+    return rr
+
+
+def test_algebra(three):
+    rr = three
+    assert sorted(rr.execute_command("SINTER", "a", "b")) == ["2", "3"]
+    assert sorted(rr.execute_command("SINTER", "a", "b", "c")) == ["3"]
+    assert sorted(rr.execute_command("SINTER", "a")) == ["1", "2", "3", "4"]
+    assert rr.execute_command("SINTER", "a", "nokey") == []
+    assert sorted(rr.execute_command("SUNION", "a", "b", "nokey")) == ["1", "2", "3", "4", "5"]
+    assert sorted(rr.execute_command("SDIFF", "a", "b")) == ["1", "4"]
+    assert sorted(rr.execute_command("SDIFF", "a", "b", "c")) == ["1"]
+    assert sorted(rr.execute_command("SDIFF", "a", "nokey")) == ["1", "2", "3", "4"]
+    assert rr.execute_command("SDIFF", "nokey", "a") == []
+    assert rr.execute_command("SDIFF", "a", "a") == []
+    assert sorted(rr.execute_command("SUNION", "a", "a")) == ["1", "2", "3", "4"]
+
+
+def test_store(three):
+    rr = three
+    assert rr.execute_command("SINTERSTORE", "d", "a", "b") == 2
+    assert smembers(rr, "d") == ["2", "3"]
+    assert rr.execute_command("SUNIONSTORE", "d", "b", "c") == 5
+    assert smembers(rr, "d") == ["2", "3", "4", "5", "6"]
+    assert rr.execute_command("SDIFFSTORE", "d", "a", "c") == 2
+    assert smembers(rr, "d") == ["1", "2"]
+# destination may be a source; the old value is replaced, whatever its type
+    assert rr.execute_command("SUNIONSTORE", "a", "a", "b") == 5
+    assert smembers(rr, "a") == ["1", "2", "3", "4", "5"]
+    rr.execute_command("SET", "str", "v")
+    rr.execute_command("EXPIRE", "str", 100)
+    assert rr.execute_command("SINTERSTORE", "str", "b", "c") == 2
+    assert smembers(rr, "str") == ["3", "5"]
+    assert rr.execute_command("TTL", "str") == -1
+# an empty result deletes the destination
+    assert rr.execute_command("SINTERSTORE", "str", "b", "nokey") == 0
+    assert rr.execute_command("EXISTS", "str") == 0
+    assert rr.execute_command("SDIFFSTORE", "d", "nokey") == 0
+    assert rr.execute_command("EXISTS", "d") == 0
+    assert rr.execute_command("SUNIONSTORE", "d", "nokey", "nokey2") == 0
+    assert rr.execute_command("EXISTS", "d") == 0
+
+
+def test_sintercard(three):
+    rr = three
+    assert rr.execute_command("SINTERCARD", "2", "a", "b") == 2
+    assert rr.execute_command("SINTERCARD", "3", "a", "b", "c") == 1
+    assert rr.execute_command("SINTERCARD", "1", "a") == 4
+    assert rr.execute_command("SINTERCARD", "1", "a", "LIMIT", "2") == 2
+    assert rr.execute_command("SINTERCARD", "1", "a", "LIMIT", "0") == 4
+    assert rr.execute_command("SINTERCARD", "1", "a", "limit", "10") == 4
+    assert rr.execute_command("SINTERCARD", "2", "a", "nokey") == 0
+    raises(rr, "ERR numkeys should be greater than 0", "SINTERCARD", "0", "a")
+    raises(rr, "ERR numkeys should be greater than 0", "SINTERCARD", "-1", "a")
+    raises(rr, "ERR numkeys should be greater than 0", "SINTERCARD", "x", "a")
+    raises(rr, "ERR Number of keys can't be greater than number of args",
+           "SINTERCARD", "3", "a", "b")
+    raises(rr, "ERR LIMIT can't be negative", "SINTERCARD", "1", "a", "LIMIT", "-1")
+    raises(rr, "ERR LIMIT can't be negative", "SINTERCARD", "1", "a", "LIMIT", "x")
+    raises(rr, SYNTAX, "SINTERCARD", "1", "a", "LIMIT")
+    raises(rr, SYNTAX, "SINTERCARD", "1", "a", "b")
+
+
+def test_command_getkeys(rr):
+    assert rr.execute_command("COMMAND", "GETKEYS", "SINTERCARD", "2", "a", "b", "LIMIT", "1") \
+        == ["a", "b"]
+    assert rr.execute_command("COMMAND", "GETKEYS", "SMOVE", "a", "b", "m") == ["a", "b"]
+    assert rr.execute_command("COMMAND", "GETKEYS", "SUNIONSTORE", "d", "a", "b") == \
+        ["d", "a", "b"]
+
+# ------------------------------------------------------------------------------------------------
+# SSCAN
+# ------------------------------------------------------------------------------------------------
+def full_sscan(rr, key, *opts):
+    cursor, out, calls = "0", [], 0
+    while True:
+        cursor, items = rr.execute_command("SSCAN", key, cursor, *opts)
+        out += items
+        calls += 1
+        assert calls < 10000
+        if cursor == "0":
+            return set(out)
+
+
+def test_sscan(rr):
+    assert rr.execute_command("SSCAN", "nokey", "0") == ["0", []]
+    members = {"m:%d" % i for i in range(700)}
+    rr.execute_command("SADD", "s", *members)
+    assert full_sscan(rr, "s") == members
+    assert full_sscan(rr, "s", "COUNT", "3") == members
+    assert full_sscan(rr, "s", "MATCH", "m:1?", "COUNT", "100") == {
+        "m:%d" % i for i in range(10, 20)}
+    raises(rr, "ERR invalid cursor", "SSCAN", "s", "x")
+    raises(rr, SYNTAX, "SSCAN", "s", "0", "COUNT", "0")
+    raises(rr, SYNTAX, "SSCAN", "s", "0", "NOVALUES")
+
+
+# ------------------------------------------------------------------------------------------------
+# transactions and keyspace
+# ------------------------------------------------------------------------------------------------
+def test_set_in_multi(rr):
+    rr.execute_command("MULTI")
+    rr.execute_command("SADD", "s", "a", "b")
+    rr.execute_command("SADD", "t", "b")
+    rr.execute_command("SINTERSTORE", "u", "s", "t")
+    rr.execute_command("SMEMBERS", "u")
+    rr.execute_command("SMOVE", "s", "t", "a")
+    rr.execute_command("SCARD", "t")
+    rr.execute_command("SPOP", "u")
+    rr.execute_command("EXISTS", "u")
+    assert rr.execute_command("EXEC") == [2, 1, 1, ["b"], 1, 2, "b", 0]
+
+
+def test_set_rename_and_expiry(rr):
+    rr.execute_command("SADD", "s", "a", "b")
+    rr.execute_command("RENAME", "s", "s2")
+    assert smembers(rr, "s2") == ["a", "b"]
+    rr.execute_command("PEXPIRE", "s2", 1)
+    time.sleep(0.05)
+    assert rr.execute_command("SCARD", "s2") == 0
+    assert rr.execute_command("SADD", "s2", "c") == 1
+    assert smembers(rr, "s2") == ["c"]
