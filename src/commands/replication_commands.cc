@@ -1,0 +1,159 @@
+// Replication commands: REPLICAOF/SLAVEOF, ROLE, WAIT, and REPLSYNC, the command a Basalt
+// replica sends to switch its connection into replication mode (docs/replication.md).
+//
+// The handlers only parse and reply; the work is in repl/ (ReplicationManager). REPLSYNC does
+// not reply itself: it hands the socket over, and the master's feeder thread answers.
+#include <charconv>
+
+#include "commands/command_util.h"
+#include "common/clock.h"
+#include "common/strutil.h"
+
+namespace basalt {
+
+namespace {
+
+std::optional<uint64_t> ParseUnsigned(std::string_view s) {
+  uint64_t v = 0;
+  auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (err != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+constexpr const char* kWaitOnReplicaError =
+    "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a "
+    "replica is configured to be writable (which is not the default) writes to replicas are "
+    "just local and are not propagated.";
+
+void ReplicaOfCommand(CommandContext& c) {
+  ReplicationManager* repl = c.server.replication;
+  if (EqualsIgnoreCase(c.arg(1), "no") && EqualsIgnoreCase(c.arg(2), "one")) {
+    Status s = repl->PromoteToMaster();
+    if (ReplyIfError(c, s)) return;
+    return c.reply.Ok();
+  }
+  auto port = ParseInt64(c.arg(2));
+  if (!port || *port < 0 || *port > 65535) return c.reply.Error("ERR Invalid master port");
+  bool already = false;
+  Status s = repl->ReplicaOf(c.arg(1), static_cast<int>(*port), &already);
+  if (ReplyIfError(c, s)) return;
+  if (already) return c.reply.Simple("OK Already connected to specified master");
+  c.reply.Ok();
+}
+
+const char* LinkStateName(MasterLink::State state) {
+  switch (state) {
+    case MasterLink::State::kConnect:
+      return "connect";
+    case MasterLink::State::kConnecting:
+      return "connecting";
+    case MasterLink::State::kSync:
+      return "sync";
+    case MasterLink::State::kConnected:
+      return "connected";
+  }
+  return "connect";
+}
+
+void RoleCommand(CommandContext& c) {
+  ReplicationSnapshot snap = c.server.replication->Snapshot();
+  if (snap.replica) {
+    c.reply.Array(5);
+    c.reply.Bulk("slave");
+    c.reply.Bulk(snap.link.host);
+    c.reply.Integer(snap.link.port);
+    c.reply.Bulk(LinkStateName(snap.link.state));
+    c.reply.Integer(snap.link.has_position ? static_cast<int64_t>(snap.link.applied_seq) : -1);
+    return;
+  }
+  c.reply.Array(3);
+  c.reply.Bulk("master");
+  c.reply.Integer(static_cast<int64_t>(snap.latest_seq));
+  c.reply.Array(snap.replicas.size());
+  for (const auto& r : snap.replicas) {
+    c.reply.Array(3);
+    c.reply.Bulk(r.ip);
+    c.reply.Bulk(std::to_string(r.port));
+    c.reply.Bulk(std::to_string(r.acked_seq));
+  }
+}
+
+void WaitCommand(CommandContext& c) {
+  ReplicationManager* repl = c.server.replication;
+  if (repl->is_replica()) return c.reply.Error(kWaitOnReplicaError);
+  auto wanted = IntArg(c, 1);
+  if (!wanted) return;
+  auto timeout_ms = IntArg(c, 2, "ERR timeout is not an integer or out of range");
+  if (!timeout_ms) return;
+  if (*timeout_ms < 0) return c.reply.Error("ERR timeout is negative");
+  uint64_t target = c.session.last_write_seq;
+  int acked = repl->CountReplicasAcked(target);
+  if (c.in_exec || acked >= *wanted) return c.reply.Integer(acked);
+  // Parks until enough replicas acknowledge (each acknowledgement runs WAIT again) or the
+  // timeout passes, which replies with the count at that moment.
+  Session& session = c.session;
+  session.block.active = true;
+  session.block.argv = c.argv;
+  session.block.deadline_ms = *timeout_ms == 0 ? 0 : UnixMillis() + *timeout_ms;
+  session.block.timeout_reply = [repl, target](Reply& reply) {
+    reply.Integer(repl->CountReplicasAcked(target));
+  };
+  c.server.blocking.BlockOnReplicaAcks(session);
+}
+
+// REPLSYNC replica-replid master-replid next-seq last-hash listening-port
+void ReplSyncCommand(CommandContext& c) {
+  SyncRequest request;
+  request.replica_replid = c.arg(1);
+  request.master_replid = c.arg(2);
+  auto next = ParseUnsigned(c.arg(3));
+  auto hash = ParseUnsigned(c.arg(4));
+  auto port = ParseInt64(c.arg(5));
+  if (!next || !hash || !port || *port < 0 || *port > 65535)
+    return c.reply.Error("ERR invalid REPLSYNC arguments");
+  request.next_seq = *next;
+  request.last_hash = *hash;
+  request.listening_port = static_cast<int>(*port);
+  std::string ip = c.session.addr.substr(0, c.session.addr.rfind(':'));
+  ReplicationManager* repl = c.server.replication;
+  c.session.take_socket = [repl, request, ip](int fd) { repl->ServeReplica(fd, request, ip); };
+}
+
+void LegacySyncCommand(CommandContext& c) {
+  c.reply.Error(
+      "ERR Basalt replicates only to Basalt replicas (they use REPLSYNC); PSYNC and SYNC are "
+      "not supported");
+}
+
+constexpr uint32_t kAdm = kCmdAdmin | kCmdNoScript;
+
+const std::vector<CommandSpec> kReplicationCommands = {
+    {"replicaof", 3, kAdm | kCmdStale, 0, 0, 0, ReplicaOfCommand, "server",
+     "Configures a server as replica of another, or promotes it to a master.",
+     "@admin @slow @dangerous"},
+    {"slaveof", 3, kAdm | kCmdStale, 0, 0, 0, ReplicaOfCommand, "server",
+     "Sets a Redis server as a replica of another, or promotes it to being a master.",
+     "@admin @slow @dangerous"},
+    {"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, RoleCommand, "server",
+     "Returns the replication role.", "@admin @fast @dangerous"},
+    {"wait", 3, kCmdNoScript, 0, 0, 0, WaitCommand, "generic",
+     "Blocks until the asynchronous replication of all preceding write commands sent by the "
+     "connection is completed.",
+     "@slow @connection"},
+    {"replsync", 6, kAdm | kCmdNoMulti | kCmdSkipSlowlog, 0, 0, 0, ReplSyncCommand, "server",
+     "Internal command used by Basalt replicas to start replication.", "@admin @slow @dangerous"},
+    {"psync", -3, kAdm | kCmdNoMulti, 0, 0, 0, LegacySyncCommand, "server",
+     "Internal command used in Redis replication (not supported by Basalt).",
+     "@admin @slow @dangerous"},
+    {"sync", 1, kAdm | kCmdNoMulti, 0, 0, 0, LegacySyncCommand, "server",
+     "Internal command used in Redis replication (not supported by Basalt).",
+     "@admin @slow @dangerous"},
+};
+
+}  // namespace
+
+const std::vector<CommandSpec>& ReplicationCommands() {
+  return kReplicationCommands;
+}
+
+}  // namespace basalt
