@@ -1,0 +1,70 @@
+#include "commands/offload.h"
+
+#include "commands/dispatcher.h"
+
+namespace basalt {
+
+void CommandOffloader::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void CommandOffloader::Submit(const Session& session, std::vector<std::string> argv) {
+  Job job;
+  job.id = session.id;
+  job.db = session.db.load();
+  job.resp = session.resp.load();
+  job.addr = session.addr;
+  {
+    std::lock_guard<std::mutex> lock(session.info_mu);
+    job.name = session.name;
+    job.user_name = session.user_name;
+  }
+  job.argv = std::move(argv);
+  job.deliver = session.deliver_hook;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(job));
+  }
+  cv_.notify_one();
+}
+
+void CommandOffloader::Stop() {
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  thread_.join();
+}
+
+void CommandOffloader::Loop() {
+  while (true) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    Run(job);
+  }
+}
+
+void CommandOffloader::Run(Job& job) {
+  Session session;
+  session.id = job.id;
+  session.db = job.db;
+  session.resp = job.resp;
+  session.authenticated = true;  // checked by the worker before it offloaded the command
+  session.addr = job.addr;
+  session.name = job.name;
+  session.user_name = job.user_name;
+  session.offloaded = true;
+  std::string out;
+  Dispatch(*server_, session, job.argv, &out);
+  if (job.deliver) job.deliver(std::move(out));
+}
+
+}  // namespace basalt

@@ -1,0 +1,331 @@
+#include "scripting/lua_engine.h"
+
+#include <glog/logging.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "commands/acl_check.h"
+#include "commands/dispatcher.h"
+#include "scripting/lua_convert.h"
+
+namespace basalt {
+
+namespace {
+
+const char kErrorHandlerKey[] = "basalt.error_handler";
+
+constexpr int kHookInstructions = 1000;  // how often a running script polls the kill flag
+
+std::string ToDisplayString(lua_State* L, int idx) {
+  switch (lua_type(L, idx)) {
+    case LUA_TSTRING:
+    case LUA_TNUMBER:
+      return lua_tostring(L, idx);
+    case LUA_TNIL:
+      return "nil";
+    case LUA_TBOOLEAN:
+      return lua_toboolean(L, idx) ? "true" : "false";
+    default: {
+      char buf[64];
+      snprintf(buf, sizeof(buf), "%s: %p", luaL_typename(L, idx), lua_topointer(L, idx));
+      return buf;
+    }
+  }
+}
+
+// The message handler of every script call, like Redis's __redis__err__handler: turns the
+// error into {err=..., source=..., line=...} naming where the script was when it failed (the
+// caller's position when the error came from a C function such as redis.call or error()).
+int ScriptErrorHandler(lua_State* L) {
+  lua_Debug ar;
+  bool have = lua_getstack(L, 1, &ar) && lua_getinfo(L, "Sl", &ar);
+  if (have && strcmp(ar.what, "C") == 0)
+    have = lua_getstack(L, 2, &ar) && lua_getinfo(L, "Sl", &ar);
+  lua_newtable(L);
+  lua_pushstring(L, "err");
+  if (lua_istable(L, 1)) {
+    // A fresh table: the error object may be anything, even a read-only library table.
+    lua_pushstring(L, "err");
+    lua_rawget(L, 1);
+  } else {
+    std::string text = "ERR " + ToDisplayString(L, 1);
+    lua_pushlstring(L, text.data(), text.size());
+  }
+  lua_rawset(L, -3);
+  if (have) {
+    lua_pushstring(L, "source");
+    lua_pushstring(L, ar.source);
+    lua_rawset(L, -3);
+    lua_pushstring(L, "line");
+    lua_pushinteger(L, ar.currentline);
+    lua_rawset(L, -3);
+  }
+  return 1;
+}
+
+// The reply for a failed script, in Redis 7's format:
+//   -<err> script: <sha>, on <source>:<line>.
+void ReplyScriptError(lua_State* L, const ScriptRun& run, Reply& reply) {
+  if (!lua_istable(L, -1)) {
+    std::string msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
+    reply.Error("ERR Error running script " + run.sha + ", " + msg.substr(0, 100));
+    return;
+  }
+  auto field = [L](const char* name) -> std::optional<std::string> {
+    lua_pushstring(L, name);
+    lua_rawget(L, -2);
+    std::optional<std::string> value;
+    if (lua_isstring(L, -1)) value = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    return value;
+  };
+  // A table thrown without an err string (error({})) has no message; Redis 7.0 crashes there.
+  std::string text = field("err").value_or("ERR unknown error");
+  auto source = field("source");
+  auto line = field("line");
+  if (source && line) text += " script: " + run.sha + ", on " + *source + ":" + *line + ".";
+  reply.Error(text);
+}
+
+void PushStringArray(lua_State* L, const std::vector<std::string>& items) {
+  lua_createtable(L, static_cast<int>(items.size()), 0);
+  for (size_t i = 0; i < items.size(); i++) {
+    lua_pushlstring(L, items[i].data(), items[i].size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+}
+
+struct CompileJob {
+  std::string key;
+  std::string_view code;
+  std::string error;
+  bool ok = false;
+};
+
+int ProtectedCompile(lua_State* L) {
+  auto* job = static_cast<CompileJob*>(lua_touserdata(L, 1));
+  lua_getfield(L, LUA_REGISTRYINDEX, job->key.c_str());
+  if (!lua_isnil(L, -1)) {
+    job->ok = true;
+    return 0;
+  }
+  lua_pop(L, 1);
+  if (luaL_loadbuffer(L, job->code.data(), job->code.size(), "@user_script") != 0) {
+    job->error = lua_tostring(L, -1);
+    return 0;
+  }
+  lua_setfield(L, LUA_REGISTRYINDEX, job->key.c_str());
+  job->ok = true;
+  return 0;
+}
+
+struct RunJob {
+  ScriptRun* run;
+  const std::vector<std::string>* keys;
+  const std::vector<std::string>* args;
+  Reply* reply;
+};
+
+int ProtectedRun(lua_State* L) {
+  auto* job = static_cast<RunJob*>(lua_touserdata(L, 1));
+  lua_settop(L, 0);
+  lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
+  std::string key = "f_" + job->run->sha;
+  lua_getfield(L, LUA_REGISTRYINDEX, key.c_str());
+  PushStringArray(L, *job->keys);
+  SetRealGlobal(L, "KEYS");
+  PushStringArray(L, *job->args);
+  SetRealGlobal(L, "ARGV");
+  if (lua_pcall(L, 0, 1, 1) != 0) {
+    ReplyScriptError(L, *job->run, *job->reply);
+  } else {
+    ReplyFromLua(L, *job->reply, job->run->resp);
+  }
+  return 0;
+}
+
+int ProtectedOpen(lua_State* L) {
+  OpenSandbox(L);
+  lua_pushcfunction(L, ScriptErrorHandler);
+  lua_pushvalue(L, -1);
+  SetRealGlobal(L, "__redis__err__handler");  // Redis exposes its handler under this name
+  lua_setfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
+  return 0;
+}
+
+struct CollectJob {
+  int what;
+  int data;
+};
+
+int ProtectedCollect(lua_State* L) {
+  auto* job = static_cast<CollectJob*>(lua_touserdata(L, 1));
+  lua_gc(L, job->what, job->data);
+  return 0;
+}
+
+int Panic(lua_State* L) {
+  // Every interpreter call is protected; reaching this is a bug, not a script's doing.
+  LOG(FATAL) << "unprotected Lua error: " << (lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
+  return 0;
+}
+
+}  // namespace
+
+std::string ScriptRun::Call(std::vector<std::string>& argv) {
+  const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
+  if (spec == nullptr) return "-ERR Unknown Redis command called from script\r\n";
+  std::string error;
+  if (ResolveCommand(argv, &error) == nullptr) {
+    if (error.rfind("ERR wrong number of arguments", 0) == 0)
+      return "-ERR Wrong number of args calling Redis command from script\r\n";
+    return "-" + error + "\r\n";
+  }
+  if (spec->flags & kCmdNoScript) return "-ERR This Redis command is not allowed from script\r\n";
+  if (caller != nullptr) {
+    std::string denied = AclCheckForScript(*server, *caller, *spec, argv);
+    if (!denied.empty()) return "-" + denied + "\r\n";
+  }
+  if (spec->flags & kCmdWrite) {
+    if (read_only) return "-ERR Write commands are not allowed from read-only scripts.\r\n";
+    server->script_guard.MarkWrote();
+  }
+  std::string out;
+  Reply reply(&out, resp);
+  RunInContext(*server, *session, *spec, argv, reply, *ctx, true);
+  return out;
+}
+
+LuaEngine::LuaEngine(ServerState* server) : server_(server) {
+  Open();
+}
+
+LuaEngine::~LuaEngine() {
+  Close();
+}
+
+LuaEngine* LuaEngine::FromState(lua_State* L) {
+  void* ud = nullptr;
+  lua_getallocf(L, &ud);
+  return static_cast<LuaEngine*>(ud);
+}
+
+void* LuaEngine::Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
+  auto* self = static_cast<LuaEngine*>(ud);
+  if (nsize == 0) {
+    free(ptr);
+    self->used_ -= osize;
+    return nullptr;
+  }
+  if (nsize > osize && !self->unlimited_) {
+    auto limit = static_cast<size_t>(self->server_->config->lua_memory_limit.load());
+    if (self->used_ + (nsize - osize) > limit) return nullptr;  // Lua raises "not enough memory"
+  }
+  void* grown = realloc(ptr, nsize);
+  if (grown == nullptr) return nullptr;
+  self->used_ = self->used_ - osize + nsize;
+  return grown;
+}
+
+void LuaEngine::Hook(lua_State* L, lua_Debug*) {
+  LuaEngine* self = FromState(L);
+  if (!self->server_->script_guard.kill_requested()) return;
+  // From now on the hook fires on every line and instruction, so a script that catches the
+  // error with pcall cannot keep running.
+  lua_sethook(L, Hook, LUA_MASKLINE | LUA_MASKCOUNT, 1);
+  PushErrorTable(L, "Script killed by user with SCRIPT KILL...");
+  lua_error(L);
+}
+
+void LuaEngine::Open() {
+  used_ = 0;
+  L_ = lua_newstate(Allocate, this);
+  CHECK(L_ != nullptr) << "cannot create the Lua interpreter";
+  lua_atpanic(L_, Panic);
+  if (lua_cpcall(L_, ProtectedOpen, nullptr) != 0) {
+    LOG(FATAL) << "building the Lua sandbox failed: "
+               << (lua_isstring(L_, -1) ? lua_tostring(L_, -1) : "?");
+  }
+}
+
+void LuaEngine::Close() {
+  if (L_ != nullptr) lua_close(L_);
+  L_ = nullptr;
+}
+
+void LuaEngine::Reset() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Close();
+  Open();
+}
+
+Status LuaEngine::Compile(const std::string& sha, std::string_view body) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CompileJob job;
+  job.key = "f_" + sha;
+  CollectIfNearLimit();
+  // The shebang line is not Lua; blanking it keeps the line numbers of error messages.
+  job.code = body;
+  if (body.substr(0, 2) == "#!") job.code = body.substr(std::min(body.find('\n'), body.size()));
+  int rc = lua_cpcall(L_, ProtectedCompile, &job);
+  if (rc != 0) {
+    job.error = lua_isstring(L_, -1) ? lua_tostring(L_, -1) : "execution failure";
+    lua_pop(L_, 1);
+  }
+  if (job.ok) return Status::OK();
+  return Status::RedisError("ERR Error compiling script (new function): " + job.error);
+}
+
+void LuaEngine::Run(ScriptRun& run, const std::vector<std::string>& keys,
+                    const std::vector<std::string>& args, Reply& reply) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CollectIfNearLimit();
+  current_ = &run;
+  server_->script_guard.Begin();
+  lua_sethook(L_, Hook, LUA_MASKCOUNT, kHookInstructions);
+  RunJob job{&run, &keys, &args, &reply};
+  size_t reply_start = reply.buffer()->size();
+  int rc = lua_cpcall(L_, ProtectedRun, &job);
+  if (rc != 0) {
+    // Only reachable if building the reply itself failed (memory): start it over as an error.
+    std::string msg = lua_isstring(L_, -1) ? lua_tostring(L_, -1) : "execution failure";
+    lua_pop(L_, 1);
+    reply.buffer()->resize(reply_start);
+    reply.Error("ERR Error running script " + run.sha + ", " + msg.substr(0, 100));
+  }
+  lua_sethook(L_, nullptr, 0, 0);
+  server_->script_guard.End();
+  current_ = nullptr;
+  AfterRun();
+}
+
+void LuaEngine::AfterRun() {
+  lua_settop(L_, 0);
+  // A script may have stopped the collector.
+  lua_gc(L_, LUA_GCRESTART, 0);
+  // A cheap incremental step now and then keeps the full cycles (and their pauses) rare, as
+  // Redis does.
+  if (!CollectIfNearLimit() && ++runs_ % 50 == 0) Collect(LUA_GCSTEP, 50);
+}
+
+bool LuaEngine::CollectIfNearLimit() {
+  // The allocator cannot collect when it refuses: garbage left near the limit (or a limit just
+  // lowered by CONFIG SET) would fail the next script for no reason of its own.
+  auto limit = static_cast<size_t>(server_->config->lua_memory_limit.load());
+  if (used_ <= limit / 2) return false;
+  Collect(LUA_GCCOLLECT, 0);
+  return true;
+}
+
+void LuaEngine::Collect(int what, int data) {
+  CollectJob job{what, data};
+  // The protected call itself allocates a little, which must not fail when the garbage to
+  // collect is what fills the quota: the limit is lifted for the call.
+  unlimited_ = true;
+  if (lua_cpcall(L_, ProtectedCollect, &job) != 0) lua_pop(L_, 1);
+  unlimited_ = false;
+}
+
+}  // namespace basalt

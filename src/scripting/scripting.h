@@ -1,0 +1,69 @@
+// Scripting: the script cache (SHA-1 -> body), its persistence, and the Lua engine, as one
+// object that the EVAL and SCRIPT commands and the replication applier use.
+//
+// Scripts loaded by SCRIPT LOAD or first run by EVAL (Redis 7 caches both) are written to the
+// `propagate` column family as `script:<sha>` -> body, in the batch of the command that
+// loaded them, so they survive a restart and reach replicas in order with the data; SCRIPT
+// FLUSH deletes them in its batch. At start-up LoadPersisted() reads them back; a replica's
+// applier calls OnReplicatedPut/OnReplicatedDelete for such entries (docs/encoding.md).
+//
+// Threading: the cache has its own mutex; the engine serializes its interpreter.
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "commands/command_table.h"
+#include "commands/server_state.h"
+#include "common/status.h"
+#include "scripting/lua_engine.h"
+
+namespace basalt {
+
+struct ScriptInfo {
+  std::string body;
+  bool no_writes = false;  // `#!lua flags=no-writes`
+};
+
+class Scripting {
+ public:
+  explicit Scripting(ServerState* server) : server_(server), engine_(server) {}
+
+  // Reads the persisted scripts (start-up, before clients are served).
+  Status LoadPersisted();
+  // Forgets the cache and reads the persisted scripts again: a replica's full sync replaced
+  // the data, scripts included.
+  Status ReloadPersisted();
+
+  bool Lookup(const std::string& sha, ScriptInfo* info);
+  bool Exists(const std::string& sha);
+  // Checks the shebang and compiles `body`; if it is new, caches it and persists it in `ctx`.
+  // Returns its SHA-1, or the error reply.
+  StatusOr<std::string> Load(Context& ctx, const std::string& body);
+  // Runs a cached script as part of `c` (EVAL*'s unit of work) and replies.
+  void Run(CommandContext& c, const std::string& sha, const ScriptInfo& info, bool read_only,
+           size_t numkeys);
+  // SCRIPT FLUSH: forgets every script (deleting them in `ctx`) and restarts the interpreter.
+  void Flush(Context& ctx);
+
+  // For the replication applier: a `propagate` entry was put or deleted by an applied batch.
+  // Keys that are not scripts' are ignored.
+  void OnReplicatedPut(std::string_view key, std::string_view value);
+  void OnReplicatedDelete(std::string_view key);
+
+  static std::string PersistKey(std::string_view sha) { return "script:" + std::string(sha); }
+
+ private:
+  ServerState* server_;
+  std::mutex mu_;
+  std::unordered_map<std::string, ScriptInfo> scripts_;
+  LuaEngine engine_;
+};
+
+// Parses a `#!lua [flags=a,b]` first line. Bodies without one are accepted (no flags).
+Status ParseShebang(std::string_view body, bool* no_writes);
+
+}  // namespace basalt
