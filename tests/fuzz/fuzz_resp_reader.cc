@@ -1,0 +1,73 @@
+// libFuzzer target: the RESP reader on arbitrary client input.
+//
+// Besides crashes, leaks and hangs (caught by libFuzzer and the sanitizers), it checks one
+// property: framing does not depend on how the bytes arrive. The input is parsed once in a
+// single Feed() and once fed in pieces whose sizes come from the input itself; both must give
+// the same commands and the same error. (Only for inputs under the 64 KiB inline limit: past
+// it, whether a long line without '\n' is an error legitimately depends on the chunking, as in
+// Redis.) The first byte selects the limits: authenticated or not, and a small bulk limit.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "net/resp_reader.h"
+
+namespace {
+
+using basalt::RespReader;
+
+struct Outcome {
+  std::vector<std::vector<std::string>> commands;
+  bool failed = false;
+  std::string error;
+};
+
+void Drain(RespReader* reader, const RespReader::Limits& limits, Outcome* out) {
+  std::vector<std::string> argv;
+  while (!out->failed) {
+    RespReader::Result r = reader->Next(&argv, limits);
+    if (r == RespReader::Result::kNeedMore) return;
+    if (r == RespReader::Result::kError) {
+      out->failed = true;
+      out->error = reader->error();
+      return;
+    }
+    out->commands.push_back(argv);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  RespReader::Limits limits;
+  limits.authenticated = (data[0] & 1) == 0;
+  if (data[0] & 2) limits.max_bulk_len = 64;
+  const char* stream = reinterpret_cast<const char*>(data + 1);
+  size_t len = size - 1;
+
+  Outcome whole;
+  RespReader one_shot;
+  one_shot.Feed(stream, len);
+  Drain(&one_shot, limits, &whole);
+
+  Outcome pieces;
+  RespReader chunked;
+  size_t pos = 0, step = 0;
+  while (pos < len && !pieces.failed) {
+    size_t n = 1 + (static_cast<unsigned char>(stream[step++ % len]) % 17);
+    if (n > len - pos) n = len - pos;
+    chunked.Feed(stream + pos, n);
+    pos += n;
+    Drain(&chunked, limits, &pieces);
+  }
+
+  if (len < 64 * 1024) {
+    if (whole.failed != pieces.failed || whole.error != pieces.error) __builtin_trap();
+    if (whole.commands != pieces.commands) __builtin_trap();
+  }
+  std::vector<std::string> args;
+  basalt::SplitArgs(std::string_view(stream, len), &args);
+  return 0;
+}

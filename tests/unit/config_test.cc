@@ -1,0 +1,438 @@
+// The config table, its parsers, CONFIG SET/GET semantics, the file loader and conf/basalt.conf.
+#include "config/config.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace basalt {
+namespace {
+
+namespace fs = std::filesystem;
+
+// conf/basalt.conf in the source tree: $BASALT_SOURCE_DIR, else the nearest ancestor of the
+// working directory that has it, else relative to this file's compile-time path.
+fs::path FindConfFile() {
+  const fs::path rel = fs::path("conf") / "basalt.conf";
+  if (const char* env = std::getenv("BASALT_SOURCE_DIR")) {
+    if (fs::exists(fs::path(env) / rel)) return fs::path(env) / rel;
+  }
+  std::error_code ec;
+  for (fs::path dir = fs::current_path(ec); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / rel)) return dir / rel;
+    if (dir == dir.parent_path()) break;
+  }
+  fs::path from_source = fs::path(__FILE__).parent_path().parent_path().parent_path() / rel;
+  if (fs::exists(from_source)) return from_source;
+  return {};
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/basalt-conf-XXXXXX";
+    if (mkdtemp(tmpl) != nullptr) path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  std::string Write(const std::string& name, const std::string& content) const {
+    std::string file = path_ + "/" + name;
+    std::ofstream(file) << content;
+    return file;
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+std::string Canonical(const Config& c, const std::string& name) {
+  auto m = c.Match(name);
+  return m.size() == 1 ? m[0].second : "<missing>";
+}
+
+// ---------------------------------------------------------------------------------------------
+// The table
+
+TEST(ConfigTest, EveryDefaultParses) {
+  Config config;  // aborts on a bad default
+  auto all = config.Match("*");
+  EXPECT_EQ(all.size(), Config::Keys().size() + 1);  // and the alias lua-time-limit
+  for (const auto& key : Config::Keys()) {
+    EXPECT_TRUE(config.SetAtStartup(key.name, key.default_value).ok()) << key.name;
+    EXPECT_EQ(config.Match(key.name).size(), 1u) << key.name;
+  }
+}
+
+TEST(ConfigTest, AliasReadsAndWritesItsTarget) {
+  Config config;
+  EXPECT_TRUE(Config::IsKnown("LUA-TIME-LIMIT"));
+  EXPECT_TRUE(config.SetLive("lua-time-limit", "250").ok());
+  EXPECT_EQ(config.GetInt("busy-reply-threshold"), 250);
+  EXPECT_EQ(config.busy_reply_threshold.load(), 250);
+  auto alias = config.Match("lua-time-limit");
+  ASSERT_EQ(alias.size(), 1u);
+  EXPECT_EQ(alias[0], std::make_pair(std::string("lua-time-limit"), std::string("250")));
+}
+
+TEST(ConfigTest, KeyNamesAreUniqueLowercaseAndDocumented) {
+  std::set<std::string> names;
+  for (const auto& key : Config::Keys()) {
+    std::string name = key.name;
+    EXPECT_TRUE(names.insert(name).second) << "duplicate " << name;
+    for (char c : name) EXPECT_FALSE(c >= 'A' && c <= 'Z') << name;
+    EXPECT_STRNE(key.help, "") << name;
+    if (key.kind == ConfigKind::kEnum) {
+      EXPECT_STRNE(key.choices, "") << name;
+    }
+  }
+}
+
+TEST(ConfigTest, DefaultValuesAreReadable) {
+  Config config;
+  EXPECT_EQ(config.GetInt("port"), 6379);
+  EXPECT_EQ(config.GetString("bind"), "127.0.0.1");
+  EXPECT_TRUE(config.GetBool("protected-mode"));
+  EXPECT_FALSE(config.GetBool("appendonly"));
+  EXPECT_EQ(config.GetString("durability"), "lazy");
+  EXPECT_EQ(config.GetInt("proto-max-bulk-len"), 512LL * 1024 * 1024);
+  EXPECT_EQ(config.proto_max_bulk_len.load(), 512LL * 1024 * 1024);
+  EXPECT_EQ(config.maxclients.load(), 10000);
+  EXPECT_DOUBLE_EQ(config.GetDouble("rocksdb.block-cache-high-pri-ratio"), 0.5);
+  EXPECT_EQ(Canonical(config, "rocksdb.block-size"), "16384");
+}
+
+// ---------------------------------------------------------------------------------------------
+// SetAtStartup
+
+TEST(ConfigTest, SetAtStartupRejectsUnknownKeys) {
+  Config config;
+  Status s = config.SetAtStartup("no-such-key", "1");
+  EXPECT_TRUE(s.IsNotFound());
+  EXPECT_TRUE(config.SetAtStartup("", "1").IsNotFound());
+}
+
+TEST(ConfigTest, SetAtStartupAcceptsAnyCaseName) {
+  Config config;
+  EXPECT_TRUE(config.SetAtStartup("PORT", "7000").ok());
+  EXPECT_EQ(config.GetInt("port"), 7000);
+}
+
+TEST(ConfigTest, SetAtStartupRejectsBadInts) {
+  Config config;
+  for (const char* bad : {"70000", "65536", "-1", "abc", "", "+1", "01", "1.5"}) {
+    Status s = config.SetAtStartup("port", bad);
+    EXPECT_EQ(s.code(), Status::kInvalidArgument) << bad;
+  }
+  EXPECT_EQ(config.GetInt("port"), 6379);  // unchanged
+  EXPECT_TRUE(config.SetAtStartup("port", "65535").ok());
+  EXPECT_TRUE(config.SetAtStartup("port", "0").ok());
+  EXPECT_EQ(config.SetAtStartup("port", "70000").message(),
+            "argument must be between 0 and 65535 inclusive");
+}
+
+TEST(ConfigTest, SetAtStartupRejectsBadEnums) {
+  Config config;
+  Status s = config.SetAtStartup("durability", "fast");
+  EXPECT_EQ(s.code(), Status::kInvalidArgument);
+  EXPECT_EQ(s.message(), "argument(s) must be one of the following: sync|lazy|nosync");
+  EXPECT_EQ(config.GetString("durability"), "lazy");
+  EXPECT_TRUE(config.SetAtStartup("durability", "SYNC").ok());
+  EXPECT_EQ(config.GetString("durability"), "sync");
+  EXPECT_FALSE(config.SetAtStartup("loglevel", "loud").ok());
+  EXPECT_FALSE(config.SetAtStartup("rocksdb.compression", "snappy").ok());
+}
+
+TEST(ConfigTest, BoolsAcceptOnlyYesNo) {
+  Config config;
+  EXPECT_TRUE(config.SetAtStartup("appendonly", "yes").ok());
+  EXPECT_TRUE(config.GetBool("appendonly"));
+  EXPECT_TRUE(config.SetAtStartup("appendonly", "NO").ok());
+  EXPECT_FALSE(config.GetBool("appendonly"));
+  EXPECT_EQ(Canonical(config, "appendonly"), "no");
+  for (const char* bad : {"true", "false", "1", "0", "on", "", "yess"}) {
+    EXPECT_EQ(config.SetAtStartup("appendonly", bad).code(), Status::kInvalidArgument) << bad;
+  }
+}
+
+TEST(ConfigTest, MemoryValuesParseUnitsAndRanges) {
+  Config config;
+  ASSERT_TRUE(config.SetAtStartup("proto-max-bulk-len", "2mb").ok());
+  EXPECT_EQ(config.GetInt("proto-max-bulk-len"), 2 * 1024 * 1024);
+  EXPECT_EQ(config.proto_max_bulk_len.load(), 2 * 1024 * 1024);  // published to the atomic
+  EXPECT_EQ(Canonical(config, "proto-max-bulk-len"), "2097152");
+  EXPECT_FALSE(config.SetAtStartup("proto-max-bulk-len", "1kb").ok());  // below the 1mb minimum
+  EXPECT_FALSE(config.SetAtStartup("proto-max-bulk-len", "lots").ok());
+  EXPECT_FALSE(config.SetAtStartup("rocksdb.block-size", "128mb").ok());
+}
+
+TEST(ConfigTest, DoublesMustBeBetweenZeroAndOne) {
+  Config config;
+  EXPECT_TRUE(config.SetAtStartup("rocksdb.blob-gc-age-cutoff", "0.5").ok());
+  EXPECT_DOUBLE_EQ(config.GetDouble("rocksdb.blob-gc-age-cutoff"), 0.5);
+  for (const char* bad : {"1.5", "-0.1", "nan", "inf", "x", ""}) {
+    EXPECT_FALSE(config.SetAtStartup("rocksdb.blob-gc-age-cutoff", bad).ok()) << bad;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// SetLive and hooks
+
+TEST(ConfigTest, SetLiveRefusesNonLiveKeys) {
+  Config config;
+  for (const auto& key : Config::Keys()) {
+    if (key.live) continue;
+    Status s = config.SetLive(key.name, key.default_value);
+    EXPECT_EQ(s.code(), Status::kInvalidArgument) << key.name;
+    EXPECT_EQ(s.message(), "can't set immutable config") << key.name;
+  }
+  EXPECT_FALSE(config.SetLive("port", "7000").ok());
+  EXPECT_EQ(config.GetInt("port"), 6379);
+  EXPECT_TRUE(config.SetLive("no-such-key", "1").IsNotFound());
+}
+
+TEST(ConfigTest, SetLiveChangesLiveKeys) {
+  Config config;
+  ASSERT_TRUE(config.SetLive("maxclients", "50").ok());
+  EXPECT_EQ(config.GetInt("maxclients"), 50);
+  EXPECT_EQ(config.maxclients.load(), 50);
+  ASSERT_TRUE(config.SetLive("slowlog-log-slower-than", "-1").ok());
+  EXPECT_EQ(config.slowlog_slower_than.load(), -1);
+  EXPECT_FALSE(config.SetLive("maxclients", "0").ok());
+  EXPECT_EQ(config.GetInt("maxclients"), 50);
+}
+
+TEST(ConfigTest, ValidateChecksWithoutApplying) {
+  Config config;
+  EXPECT_TRUE(config.Validate("maxclients", "77").ok());
+  EXPECT_EQ(config.GetInt("maxclients"), 10000);  // not applied
+  EXPECT_EQ(config.Validate("maxclients", "0").code(), Status::kInvalidArgument);
+  EXPECT_EQ(config.Validate("port", "7000").message(), "can't set immutable config");
+  EXPECT_TRUE(config.Validate("no-such-key", "1").IsNotFound());
+}
+
+TEST(ConfigTest, ApplyHookRunsForLiveSetsAndCanRefuse) {
+  Config config;
+  std::vector<std::pair<std::string, std::string>> seen;
+  config.AddApplyHook("slowlog-", [&](const std::string& name, const std::string& value) {
+    seen.emplace_back(name, value);
+    return value == "7" ? Status::InvalidArgument("refused") : Status::OK();
+  });
+  ASSERT_TRUE(config.SetLive("SLOWLOG-MAX-LEN", "5").ok());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0], (std::pair<std::string, std::string>("slowlog-max-len", "5")));
+  Status s = config.SetLive("slowlog-max-len", "7");
+  EXPECT_EQ(s.message(), "refused");
+  EXPECT_EQ(config.GetInt("slowlog-max-len"), 5);       // refused value not committed
+  ASSERT_TRUE(config.SetLive("maxclients", "9").ok());  // other prefix: hook not called
+  EXPECT_EQ(seen.size(), 2u);
+  ASSERT_TRUE(config.SetAtStartup("slowlog-max-len", "7").ok());  // start-up: no hooks
+  EXPECT_EQ(seen.size(), 2u);
+  EXPECT_EQ(config.GetInt("slowlog-max-len"), 7);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Match (CONFIG GET)
+
+TEST(ConfigTest, MatchGlob) {
+  Config config;
+  auto port = config.Match("port");
+  ASSERT_EQ(port.size(), 1u);
+  EXPECT_EQ(port[0], (std::pair<std::string, std::string>("port", "6379")));
+  EXPECT_EQ(config.Match("PORT").size(), 1u);  // case-insensitive like CONFIG GET
+  EXPECT_TRUE(config.Match("nothing*").empty());
+
+  std::set<std::string> blob;
+  for (const auto& [name, value] : config.Match("rocksdb.blob*")) blob.insert(name);
+  EXPECT_EQ(blob, (std::set<std::string>{"rocksdb.blob-file-size", "rocksdb.blob-gc-age-cutoff",
+                                         "rocksdb.blob-gc-force-threshold"}));
+  std::set<std::string> slowlog;
+  for (const auto& [name, value] : config.Match("slowlog-*")) slowlog.insert(name);
+  EXPECT_EQ(slowlog, (std::set<std::string>{"slowlog-log-slower-than", "slowlog-max-len"}));
+  for (const auto& [name, value] : config.Match("*max*"))
+    EXPECT_NE(name.find("max"), std::string::npos);
+  EXPECT_EQ(config.Match("?ort").size(), 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// LoadFile
+
+TEST(ConfigTest, LoadFileAppliesValues) {
+  TempDir tmp;
+  std::string file = tmp.Write("ok.conf",
+                               "# comment\n"
+                               "\n"
+                               "port 7001\n"
+                               "   maxclients   42   \n"
+                               "requirepass \"a secret\"\n"
+                               "logfile ''\n"
+                               "save\n"
+                               "DURABILITY nosync\n");
+  Config config;
+  Status s = config.LoadFile(file);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(config.GetInt("port"), 7001);
+  EXPECT_EQ(config.GetInt("maxclients"), 42);
+  EXPECT_EQ(config.GetString("requirepass"), "a secret");
+  EXPECT_EQ(config.GetString("logfile"), "");
+  EXPECT_EQ(config.GetString("save"), "");
+  EXPECT_EQ(config.GetString("durability"), "nosync");
+  EXPECT_EQ(config.file_path(), file);
+}
+
+TEST(ConfigTest, LoadFileReportsFileAndLineForUnknownKey) {
+  TempDir tmp;
+  std::string file = tmp.Write("unknown.conf", "port 7001\n# fine\nnosuchkey 1\nport 7002\n");
+  Config config;
+  Status s = config.LoadFile(file);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), file + ":3: unknown config key 'nosuchkey'");
+}
+
+TEST(ConfigTest, LoadFileReportsFileAndLineForBadValue) {
+  TempDir tmp;
+  std::string file = tmp.Write("bad.conf", "bind 0.0.0.0\nport 70000\n");
+  Config config;
+  Status s = config.LoadFile(file);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message().rfind(file + ":2: bad value for 'port': ", 0), 0u) << s.message();
+  EXPECT_NE(s.message().find("between 0 and 65535"), std::string::npos) << s.message();
+}
+
+TEST(ConfigTest, LoadFileRejectsMalformedLines) {
+  TempDir tmp;
+  Config config;
+  std::string extra = tmp.Write("extra.conf", "port 1 2\n");
+  EXPECT_EQ(config.LoadFile(extra).message(), extra + ":1: expected 'key value', got 3 words");
+  std::string quotes = tmp.Write("quotes.conf", "\nrequirepass \"open\n");
+  EXPECT_EQ(config.LoadFile(quotes).message(), quotes + ":2: unbalanced quotes");
+  EXPECT_EQ(config.LoadFile(tmp.path() + "/missing.conf").code(), Status::kIOError);
+}
+
+// client-output-buffer-limit: several words per line, several lines, each amending the last.
+TEST(ConfigTest, LoadFileAmendsOutputBufferLimitsClassByClass) {
+  TempDir tmp;
+  std::string file = tmp.Write("obuf.conf",
+                               "client-output-buffer-limit pubsub 1mb 512kb 10\n"
+                               "client-output-buffer-limit replica 1 2 3 normal 4 5 6\n");
+  Config config;
+  Status s = config.LoadFile(file);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(config.GetString("client-output-buffer-limit"),
+            "normal 4 5 6 slave 1 2 3 pubsub 1048576 524288 10");
+  OutputBufferLimit pubsub = config.output_buffer_limit(ClientClass::kPubsub);
+  EXPECT_EQ(pubsub.hard_bytes, 1048576);
+  EXPECT_EQ(pubsub.soft_bytes, 524288);
+  EXPECT_EQ(pubsub.soft_seconds, 10);
+  std::string bad = tmp.Write("bad-obuf.conf", "client-output-buffer-limit pubsub 1mb 0\n");
+  EXPECT_EQ(Config().LoadFile(bad).message(),
+            bad +
+                ":1: bad value for 'client-output-buffer-limit': Wrong number of arguments in "
+                "buffer limit configuration.");
+}
+
+TEST(ConfigTest, OutputBufferLimitsSetLiveAmendsAndRewriteReloads) {
+  TempDir tmp;
+  std::string file = tmp.Write("rw-obuf.conf", "port 7001\n");
+  Config config;
+  ASSERT_TRUE(config.LoadFile(file).ok());
+  EXPECT_EQ(config.output_buffer_limit(ClientClass::kReplica).hard_bytes, 256LL << 20);
+  ASSERT_TRUE(config.SetLive("client-output-buffer-limit", "pubsub 0 0 0").ok());
+  EXPECT_FALSE(config.output_buffer_limit(ClientClass::kPubsub).enabled());
+  EXPECT_FALSE(config.SetLive("client-output-buffer-limit", "master 1 1 1").ok());
+  EXPECT_EQ(config.GetString("client-output-buffer-limit"),
+            "normal 0 0 0 slave 268435456 67108864 60 pubsub 0 0 0");
+  ASSERT_TRUE(config.Rewrite().ok());
+  Config reloaded;
+  ASSERT_TRUE(reloaded.LoadFile(file).ok());
+  EXPECT_EQ(reloaded.GetString("client-output-buffer-limit"),
+            config.GetString("client-output-buffer-limit"));
+}
+
+TEST(ConfigTest, RewriteKeepsCommentsAndWritesCurrentValues) {
+  TempDir tmp;
+  std::string file = tmp.Write("rw.conf", "# my settings\nport 7001\nmaxclients 42\n");
+  Config config;
+  ASSERT_TRUE(config.LoadFile(file).ok());
+  ASSERT_TRUE(config.SetLive("maxclients", "43").ok());
+  ASSERT_TRUE(config.SetLive("requirepass", "two words").ok());
+  ASSERT_TRUE(config.Rewrite().ok());
+  std::ifstream in(file);
+  std::stringstream content;
+  content << in.rdbuf();
+  EXPECT_EQ(content.str(), "# my settings\nport 7001\nmaxclients 43\nrequirepass \"two words\"\n");
+  Config reloaded;
+  ASSERT_TRUE(reloaded.LoadFile(file).ok());
+  EXPECT_EQ(reloaded.GetString("requirepass"), "two words");
+  EXPECT_EQ(reloaded.GetInt("maxclients"), 43);
+}
+
+// Whatever a value holds (tabs, quotes, backslashes, control bytes), CONFIG REWRITE writes it so
+// that the server starts again from its own file with the same value.
+TEST(ConfigTest, RewriteOutputReloadsForAnyValue) {
+  TempDir tmp;
+  for (const char* value : {"a\tb", "a \"b", "it's \"quoted\"", "back\\slash", "\x01\x7f#", ""}) {
+    std::string file = tmp.Write("any.conf", "port 7001\n");
+    Config config;
+    ASSERT_TRUE(config.LoadFile(file).ok());
+    ASSERT_TRUE(config.SetLive("requirepass", value).ok());
+    ASSERT_TRUE(config.Rewrite().ok());
+    Config reloaded;
+    Status s = reloaded.LoadFile(file);
+    EXPECT_TRUE(s.ok()) << s.message();
+    EXPECT_EQ(reloaded.GetString("requirepass"), value);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// conf/basalt.conf
+
+TEST(ConfigTest, EveryKeyIsInShippedConfFile) {
+  fs::path conf = FindConfFile();
+  ASSERT_FALSE(conf.empty()) << "conf/basalt.conf not found; set BASALT_SOURCE_DIR";
+  std::ifstream in(conf);
+  ASSERT_TRUE(in.good()) << conf;
+  std::map<std::string, std::string> lines;  // name -> rest of the line
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t space = line.find(' ');
+    if (space == std::string::npos) continue;
+    lines[line.substr(0, space)] = line.substr(space + 1);
+  }
+  for (const auto& key : Config::Keys()) {
+    auto it = lines.find(key.name);
+    EXPECT_NE(it, lines.end()) << "conf/basalt.conf lacks a '" << key.name << " value' line";
+    if (it != lines.end()) {
+      EXPECT_FALSE(it->second.empty()) << key.name;
+    }
+  }
+  for (const auto& [name, value] : lines) {
+    EXPECT_EQ(Config().Match(name).size(), 1u) << "conf/basalt.conf has unknown key " << name;
+  }
+}
+
+TEST(ConfigTest, ShippedConfFileLoadsAndStatesTheDefaults) {
+  fs::path conf = FindConfFile();
+  ASSERT_FALSE(conf.empty());
+  Config loaded;
+  Status s = loaded.LoadFile(conf.string());
+  ASSERT_TRUE(s.ok()) << s.message();
+  Config defaults;
+  for (const auto& key : Config::Keys()) {
+    EXPECT_EQ(Canonical(loaded, key.name), Canonical(defaults, key.name)) << key.name;
+  }
+}
+
+}  // namespace
+}  // namespace basalt
