@@ -20,6 +20,9 @@ RUN apt-get update \
       libevent-pthreads-2.1-7 \
       libgoogle-glog0v6 \
       libgflags2.2 \
+      liblua5.1-0 \
+      lua-cjson \
+      lua-bitop \
       redis-tools \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/basalt-server /usr/local/bin/basalt-server

@@ -23,8 +23,11 @@
 #include "common/clock.h"
 #include "config/config.h"
 #include "net/server.h"
+#include "repl/replication.h"
+#include "scripting/scripting.h"
 #include "types/expirer.h"
 #include "types/keyspace.h"
+#include "types/pubsub_record.h"
 
 namespace {
 
@@ -62,6 +65,15 @@ bool LoadConfig(int argc, char** argv, basalt::Config* config) {
       return false;
     }
     std::string name = argv[i] + 2;
+    if (name == "rename-command") {  // the one directive that takes two values
+      if (i + 2 >= argc) {
+        std::cerr << "basalt-server: expected '--rename-command NAME NEW-NAME'\n";
+        return false;
+      }
+      config->AddCommandRename(argv[i + 1], argv[i + 2]);
+      i += 2;
+      continue;
+    }
     basalt::Status s = config->SetAtStartup(name, argv[++i]);
     if (s.IsNotFound()) {
       std::cerr << "basalt-server: unknown config key '" << name << "' on the command line\n";
@@ -87,6 +99,39 @@ void SetUpLogging(const basalt::Config& config, const char* argv0) {
       config.GetString("loglevel") == "warning" ? google::GLOG_WARNING : google::GLOG_INFO;
   google::InitGoogleLogging(argv0);
   if (!logfile.empty()) google::SetLogDestination(google::GLOG_INFO, logfile.c_str());
+}
+
+// rename-command directives, applied before any client can connect.
+bool ApplyCommandRenames(const basalt::Config& config) {
+  for (const auto& rename : config.command_renames()) {
+    basalt::Status s = basalt::CommandTable::Rename(rename.name, rename.new_name);
+    if (!s.ok()) {
+      LOG(ERROR) << "rename-command " << rename.name << " '" << rename.new_name
+                 << "': " << s.message();
+      return false;
+    }
+  }
+  return true;
+}
+
+// The default user's password comes from requirepass, now and on CONFIG SET; the ACL file, if
+// any, then defines the users (its `default` line included), as in Redis.
+bool SetUpAcl(basalt::Config& config, basalt::ServerState& state) {
+  std::string password = config.GetString("requirepass");
+  if (!password.empty()) state.acl.SetDefaultPassword(password);
+  config.AddApplyHook("requirepass", [&state](const std::string&, const std::string& value) {
+    state.acl.SetDefaultPassword(value);
+    return basalt::Status::OK();
+  });
+  std::string aclfile = config.GetString("aclfile");
+  if (aclfile.empty()) return true;
+  basalt::Status s = state.acl.LoadFile(aclfile);
+  if (!s.ok()) {
+    LOG(ERROR) << "Aborting start-up because of ACL errors: " << s.message();
+    return false;
+  }
+  LOG(INFO) << "ACL users loaded from " << aclfile;
+  return true;
 }
 
 std::string RandomRunId() {
@@ -124,6 +169,8 @@ int main(int argc, char** argv) {
     return basalt::Status::OK();
   });
 
+  if (!ApplyCommandRenames(config)) return 1;
+
   std::string dir = config.GetString("dir");
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
@@ -137,11 +184,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   basalt::ActiveExpirer expirer(keyspace->get(), &config);
+  basalt::ReplicationManager replication(keyspace->get(), &config, &expirer);
 
   basalt::ServerState state;
   state.config = &config;
   state.keyspace = keyspace->get();
   state.expirer = &expirer;
+  state.replication = &replication;
   state.command_counters =
       std::vector<basalt::CommandCounters>(basalt::CommandTable::Get().all().size());
   state.start_time_ms = basalt::UnixMillis();
@@ -149,14 +198,51 @@ int main(int argc, char** argv) {
   state.executable = ExecutablePath(argv[0]);
   state.run_id = RandomRunId();
   state.tcp_port = static_cast<int>(config.GetInt("port"));
+  state.pubsub.set_config(&config);
+  if (!SetUpAcl(config, state)) return 1;
+
+  basalt::Scripting scripting(&state);
+  basalt::Status loaded = scripting.LoadPersisted();
+  if (!loaded.ok()) {
+    LOG(ERROR) << loaded.message();
+    return 1;
+  }
+  state.scripting = &scripting;
+  basalt::CommandOffloader offloader(&state);
+  offloader.Start();
+  state.offloader = &offloader;
 
   state.keyspace->SetTouchListener(
       [&state](uint8_t db, std::string_view key) { state.blocking.OnKeyTouched(db, key); });
+  replication.SetAckListener([&state] { state.blocking.OnReplicaAck(); });
+  // Published messages arrive with the master's batches; the replica's subscribers get them.
+  replication.SetEventHandler(
+      basalt::ColumnFamily::kPubsub, [&state](std::string_view, std::string_view value) {
+        basalt::PubsubRecord record;
+        if (!basalt::DecodePubsubRecord(value, &record)) return;
+        state.pubsub.Deliver(record.channel, record.message, record.sharded);
+      });
+  replication.SetEventHandler(
+      basalt::ColumnFamily::kPropagate,
+      [&scripting](std::string_view key, std::string_view value) {
+        scripting.OnReplicatedPut(key, value);
+      },
+      [&scripting](std::string_view key) { scripting.OnReplicatedDelete(key); });
+  replication.SetDataReplacedHandler([&scripting] {
+    basalt::Status reloaded = scripting.ReloadPersisted();
+    if (!reloaded.ok()) LOG(ERROR) << "reloading scripts after a full sync: " << reloaded.message();
+  });
 
-  basalt::NetworkServer server(&state);
-  basalt::Status s = server.Start();
+  basalt::Status s = replication.Start(state.tcp_port);
   if (!s.ok()) {
     LOG(ERROR) << s.message();
+    return 1;
+  }
+  basalt::NetworkServer server(&state);
+  s = server.Start();
+  if (!s.ok()) {
+    LOG(ERROR) << s.message();
+    replication.Stop();
     return 1;
   }
   expirer.Start();
@@ -164,6 +250,8 @@ int main(int argc, char** argv) {
   server.Run();
 
   LOG(INFO) << "stopping: closing connections and syncing data";
+  replication.Stop();
+  offloader.Stop();  // a running script was told to stop by NetworkServer::Run
   expirer.Stop();
   (*keyspace)->Close();
   LOG(INFO) << "Basalt stopped cleanly";

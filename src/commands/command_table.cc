@@ -1,7 +1,7 @@
 #include "commands/command_table.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <cstring>
 
 #include "common/strutil.h"
 
@@ -9,42 +9,91 @@ namespace basalt {
 
 namespace {
 
-std::unordered_map<std::string, const CommandSpec*>& Index() {
-  static std::unordered_map<std::string, const CommandSpec*> index;
-  return index;
+// Parses a row's "name:arity[:categories] ..." subcommand list.
+std::vector<SubcommandSpec> ParseSubcommands(const CommandSpec& spec) {
+  std::vector<SubcommandSpec> out;
+  std::string_view subs = spec.subcommands;
+  while (!subs.empty()) {
+    size_t space = subs.find(' ');
+    std::string_view item = subs.substr(0, space);
+    subs = space == std::string_view::npos ? std::string_view() : subs.substr(space + 1);
+    size_t colon = item.find(':');
+    std::string_view rest = item.substr(colon + 1);
+    size_t second = rest.find(':');
+    SubcommandSpec sub;
+    sub.name = std::string(item.substr(0, colon));
+    sub.arity = std::stoi(std::string(rest.substr(0, second)));
+    if (second == std::string_view::npos) {
+      sub.acl_categories = spec.acl_categories;
+      sub.acl_categories_len = strlen(spec.acl_categories);
+    } else {
+      sub.acl_categories = rest.data() + second + 1;
+      sub.acl_categories_len = rest.size() - second - 1;
+    }
+    out.push_back(std::move(sub));
+  }
+  return out;
 }
 
 }  // namespace
 
 CommandTable::CommandTable() {
-  for (auto* family : {&StringCommands, &KeyCommands, &ServerCommands, &ConnectionCommands,
-                       &TransactionCommands, &IntrospectionCommands, &HashCommands, &SetCommands,
-                       &ListCommands, &ZsetCommands, &BlockingListCommands}) {
+  for (auto* family :
+       {&StringCommands, &KeyCommands, &ServerCommands, &ConnectionCommands, &TransactionCommands,
+        &IntrospectionCommands, &HashCommands, &SetCommands, &ListCommands, &ZsetCommands,
+        &BlockingListCommands, &BitmapCommands, &HllCommands, &GeoCommands, &ScriptingCommands,
+        &PubSubCommands, &AclCommands, &ReplicationCommands}) {
     for (const CommandSpec& spec : (*family)()) {
       all_.push_back(&spec);
-      Index()[spec.name] = &spec;
-      std::string_view subs = spec.subcommands;
-      while (!subs.empty()) {
-        size_t space = subs.find(' ');
-        std::string_view item = subs.substr(0, space);
-        size_t colon = item.find(':');
-        subcommand_arity_[std::string(spec.name) + "|" + std::string(item.substr(0, colon))] =
-            std::stoi(std::string(item.substr(colon + 1)));
-        subs = space == std::string_view::npos ? std::string_view() : subs.substr(space + 1);
+      by_name_[spec.name] = &spec;
+      by_original_[spec.name] = &spec;
+      std::vector<SubcommandSpec> subs = ParseSubcommands(spec);
+      for (const auto& sub : subs) {
+        subcommand_arity_[std::string(spec.name) + "|" + sub.name] = sub.arity;
       }
+      if (!subs.empty()) subcommands_[&spec] = std::move(subs);
     }
   }
+  callable_ = all_;
+}
+
+CommandTable& CommandTable::Mutable() {
+  static CommandTable table;
+  return table;
 }
 
 const CommandTable& CommandTable::Get() {
-  static const CommandTable table;
-  return table;
+  return Mutable();
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
   if (name.size() > 64) return nullptr;
-  auto it = Index().find(ToLower(name));
-  return it == Index().end() ? nullptr : it->second;
+  auto it = by_name_.find(ToLower(name));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+const CommandSpec* CommandTable::FindOriginal(std::string_view name) const {
+  if (name.size() > 64) return nullptr;
+  auto it = by_original_.find(ToLower(name));
+  return it == by_original_.end() ? nullptr : it->second;
+}
+
+Status CommandTable::Rename(std::string_view name, std::string_view new_name) {
+  CommandTable& table = Mutable();
+  auto it = table.by_name_.find(ToLower(name));
+  if (it == table.by_name_.end())
+    return Status::InvalidArgument("No such command in rename-command");
+  const CommandSpec* spec = it->second;
+  std::string target = ToLower(new_name);
+  if (!target.empty() && table.by_name_.count(target))
+    return Status::InvalidArgument("Target command name already exists");
+  table.by_name_.erase(it);
+  if (target.empty()) {
+    table.callable_.erase(std::find(table.callable_.begin(), table.callable_.end(), spec));
+  } else {
+    table.by_name_[target] = spec;
+  }
+  return Status::OK();
 }
 
 size_t CommandTable::IndexOf(const CommandSpec* spec) const {
@@ -57,6 +106,12 @@ std::optional<int> CommandTable::SubcommandArity(const CommandSpec& spec,
   auto it = subcommand_arity_.find(std::string(spec.name) + "|" + ToLower(sub));
   if (it == subcommand_arity_.end()) return std::nullopt;
   return it->second;
+}
+
+const std::vector<SubcommandSpec>& CommandTable::Subcommands(const CommandSpec& spec) const {
+  static const std::vector<SubcommandSpec> kNone;
+  auto it = subcommands_.find(&spec);
+  return it == subcommands_.end() ? kNone : it->second;
 }
 
 std::vector<size_t> CommandTable::KeyIndexes(const CommandSpec& spec,

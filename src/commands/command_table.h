@@ -16,6 +16,7 @@
 
 #include "commands/reply.h"
 #include "commands/session.h"
+#include "common/status.h"
 #include "types/keyspace.h"
 
 namespace basalt {
@@ -37,6 +38,13 @@ enum CommandFlag : uint32_t {
   kCmdStale = 1 << 9,        // allowed on a stale replica
   kCmdDenyOom = 1 << 10,     // may grow memory/disk use
   kCmdSkipSlowlog = 1 << 11,
+  // Read-only for Redis (and COMMAND INFO) but may rewrite its key in place, as PFCOUNT stores
+  // its cached cardinality: the dispatcher locks its keys like a write's.
+  kCmdRewritesKey = 1 << 14,
+  kCmdAllowBusy = 1 << 15,  // allowed while a script is busy; runs without the keyspace lock then
+  kCmdOffload = 1 << 16,    // outside MULTI, runs on the offload thread (scripts), not the worker
+  kCmdPubSub = 1 << 17,     // a Pub/Sub command (COMMAND INFO's "pubsub" flag)
+  kCmdPubSubContext = 1 << 18,  // allowed while a RESP2 client is subscribed (SUBSCRIBE, PING, ...)
 };
 
 struct CommandContext {
@@ -69,8 +77,16 @@ struct CommandSpec {
   const char* acl_categories = "";  // e.g. "@write @string @slow"
   KeyFinder key_finder = nullptr;
   // Container commands: "name:arity ..." of each subcommand, checked at dispatch like Redis's
-  // subcommand table ("encoding:3 freq:3 help:2").
+  // subcommand table ("encoding:3 freq:3 help:2"). A subcommand whose ACL categories differ
+  // from the container's lists them after a second colon: "get:-3:@admin@slow@dangerous".
   const char* subcommands = "";
+};
+
+struct SubcommandSpec {
+  std::string name;  // lower case, without the container's name
+  int arity;
+  const char* acl_categories;  // points into the row; the container's when not given
+  size_t acl_categories_len;
 };
 
 class CommandTable {
@@ -87,11 +103,26 @@ class CommandTable {
   // A container command's subcommand arity; nullopt if `sub` is not one of its subcommands.
   std::optional<int> SubcommandArity(const CommandSpec& spec, std::string_view sub) const;
   bool HasSubcommands(const CommandSpec& spec) const { return spec.subcommands[0] != '\0'; }
+  const std::vector<SubcommandSpec>& Subcommands(const CommandSpec& spec) const;
+
+  // rename-command, applied at start-up before any client connects: the command answers to
+  // `new_name` only, or to nothing when `new_name` is empty. COMMAND lists what can be called;
+  // ACL rules keep naming commands by their original names, as in Redis.
+  static Status Rename(std::string_view name, std::string_view new_name);
+  // The commands a client can call (COMMAND, COMMAND COUNT): all() minus disabled ones.
+  const std::vector<const CommandSpec*>& callable() const { return callable_; }
+  // Lookup by original name, whatever rename-command did (ACL rules, ACL DRYRUN).
+  const CommandSpec* FindOriginal(std::string_view name) const;
 
  private:
   CommandTable();
+  static CommandTable& Mutable();
   std::vector<const CommandSpec*> all_;
-  std::unordered_map<std::string, int> subcommand_arity_;  // "parent|sub" -> arity
+  std::vector<const CommandSpec*> callable_;
+  std::unordered_map<std::string, const CommandSpec*> by_name_;      // current names
+  std::unordered_map<std::string, const CommandSpec*> by_original_;  // names in the rows
+  std::unordered_map<std::string, int> subcommand_arity_;            // "parent|sub" -> arity
+  std::unordered_map<const CommandSpec*, std::vector<SubcommandSpec>> subcommands_;
 };
 
 // Each family file defines one of these.
@@ -106,6 +137,15 @@ const std::vector<CommandSpec>& SetCommands();
 const std::vector<CommandSpec>& ListCommands();
 const std::vector<CommandSpec>& ZsetCommands();
 const std::vector<CommandSpec>& BlockingListCommands();
+const std::vector<CommandSpec>& BitmapCommands();
+const std::vector<CommandSpec>& HllCommands();
+const std::vector<CommandSpec>& GeoCommands();
+// Defined by src/scripting/ (EVAL, SCRIPT, ...), which sits above this folder: the table only
+// names it.
+const std::vector<CommandSpec>& ScriptingCommands();
+const std::vector<CommandSpec>& PubSubCommands();
+const std::vector<CommandSpec>& AclCommands();
+const std::vector<CommandSpec>& ReplicationCommands();
 
 // Shared reply helpers for handlers.
 inline std::string WrongArityError(std::string_view name) {

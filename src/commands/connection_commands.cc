@@ -1,6 +1,7 @@
 // Connection commands: PING, ECHO, AUTH, HELLO, SELECT, QUIT, RESET and CLIENT.
 #include <algorithm>
 
+#include "commands/acl_check.h"
 #include "commands/command_util.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
@@ -11,28 +12,28 @@ namespace {
 
 constexpr const char* kWrongPass = "WRONGPASS invalid username-password pair or user is disabled.";
 
-// Constant-time comparison, so response timing does not reveal how much of a guess matched.
-bool PasswordMatches(const std::string& given, const std::string& expected) {
-  unsigned char diff = given.size() == expected.size() ? 0 : 1;
-  size_t n = expected.size();
-  for (size_t i = 0; i < n; i++) {
-    unsigned char g = i < given.size() ? static_cast<unsigned char>(given[i]) : 0;
-    diff |= g ^ static_cast<unsigned char>(expected[i]);
+// Logs in as `user` if the password is right; a failure is recorded in the ACL LOG under the
+// command that tried (AUTH or HELLO).
+Status Authenticate(CommandContext& c, const std::string& user, const std::string& pass,
+                    const char* command) {
+  std::shared_ptr<const AclUser> found = c.server.acl.Authenticate(user, pass);
+  if (found == nullptr) {
+    LogAuthFailure(c.server, c.session, user, command);
+    return Status::RedisError(kWrongPass);
   }
-  return diff == 0;
-}
-
-// Checks credentials for the default user (the only user until ACLs exist).
-Status CheckCredentials(CommandContext& c, const std::string& user, const std::string& pass) {
-  std::string required = c.server.config->GetString("requirepass");
-  if (user != "default") return Status::RedisError(kWrongPass);
-  if (required.empty()) return Status::OK();  // the default user has no password
-  if (!PasswordMatches(pass, required)) return Status::RedisError(kWrongPass);
+  SetSessionUser(c.server, c.session, std::move(found));
+  c.session.authenticated = true;
   return Status::OK();
 }
 
 void PingCommand(CommandContext& c) {
   if (c.argc() > 2) return c.reply.Error(WrongArityError("ping"));
+  if (c.session.resp == 2 && c.session.subscriptions.total() > 0) {
+    // A subscribed RESP2 connection only carries arrays: ["pong", <argument or "">].
+    c.reply.Array(2);
+    c.reply.Bulk("pong");
+    return c.reply.Bulk(c.argc() == 2 ? c.arg(1) : "");
+  }
   if (c.argc() == 2) return c.reply.Bulk(c.arg(1));
   c.reply.Simple("PONG");
 }
@@ -43,15 +44,14 @@ void EchoCommand(CommandContext& c) {
 
 void AuthCommand(CommandContext& c) {
   if (c.argc() > 3) return c.reply.Error(kSyntaxError);
-  if (c.argc() == 2 && c.server.config->GetString("requirepass").empty()) {
+  if (c.argc() == 2 && c.server.acl.DefaultUserIsNoPass()) {
     return c.reply.Error(
         "ERR AUTH <password> called without any password configured for the default user. Are "
         "you sure your configuration is correct?");
   }
   std::string user = c.argc() == 3 ? c.arg(1) : "default";
-  Status s = CheckCredentials(c, user, c.arg(c.argc() - 1));
+  Status s = Authenticate(c, user, c.arg(c.argc() - 1), "AUTH");
   if (ReplyIfError(c, s)) return;
-  c.session.authenticated = true;
   c.reply.Ok();
 }
 
@@ -70,9 +70,8 @@ void HelloCommand(CommandContext& c) {
   for (; j < c.argc(); j++) {
     size_t left = c.argc() - j - 1;
     if (EqualsIgnoreCase(c.arg(j), "auth") && left >= 2) {
-      Status s = CheckCredentials(c, c.arg(j + 1), c.arg(j + 2));
+      Status s = Authenticate(c, c.arg(j + 1), c.arg(j + 2), "HELLO");
       if (ReplyIfError(c, s)) return;
-      c.session.authenticated = true;
       j += 2;
     } else if (EqualsIgnoreCase(c.arg(j), "setname") && left >= 1) {
       name = c.arg(++j);
@@ -81,7 +80,7 @@ void HelloCommand(CommandContext& c) {
       return c.reply.Error("ERR Syntax error in HELLO option '" + c.arg(j) + "'");
     }
   }
-  if (!c.session.authenticated) {
+  if (AuthRequired(c.server, c.session)) {
     return c.reply.Error(
         "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
         "AUTH <user> <pass> option can be used to authenticate the client and select the "
@@ -105,7 +104,7 @@ void HelloCommand(CommandContext& c) {
   c.reply.Bulk("mode");
   c.reply.Bulk("standalone");
   c.reply.Bulk("role");
-  c.reply.Bulk("master");
+  c.reply.Bulk(c.server.replication->is_replica() ? "replica" : "master");
   c.reply.Bulk("modules");
   c.reply.Array(0);
 }
@@ -126,6 +125,7 @@ void QuitCommand(CommandContext& c) {
 
 void ResetCommand(CommandContext& c) {
   ResetTransaction(c.server, c.session);
+  c.server.pubsub.UnsubscribeAll(c.session);
   c.session.db = 0;
   c.session.resp = 2;
   c.reply.set_resp(2);
@@ -133,16 +133,20 @@ void ResetCommand(CommandContext& c) {
     std::lock_guard<std::mutex> lock(c.session.info_mu);
     c.session.name.clear();
   }
-  c.session.authenticated = c.server.config->GetString("requirepass").empty();
+  SetSessionUser(c.server, c.session, c.server.acl.DefaultUser());
+  c.session.authenticated = !c.server.acl.AuthRequired();
   c.reply.Simple("RESET");
 }
 
+}  // namespace
+
 std::string ClientInfoLine(const Session& s) {
-  std::string name, cmd;
+  std::string name, cmd, user;
   {
     std::lock_guard<std::mutex> lock(s.info_mu);
     name = s.name;
     cmd = s.last_command;
+    user = s.user_name;
   }
   int64_t now = UnixMillis();
   std::string line;
@@ -151,23 +155,43 @@ std::string ClientInfoLine(const Session& s) {
   line += " name=" + name;
   line += " age=" + std::to_string((now - s.created_ms) / 1000);
   line += " idle=" + std::to_string((now - s.last_interaction_ms.load()) / 1000);
-  line += std::string(" flags=") + (s.in_multi ? "x" : "N");
+  std::string flags;
+  if (s.subscriptions.total() > 0) flags += "P";
+  if (s.in_multi) flags += "x";
+  line += " flags=" + (flags.empty() ? std::string("N") : flags);
   line += " db=" + std::to_string(s.db.load());
-  line += " sub=0 psub=0 ssub=0";
+  line += " sub=" + std::to_string(s.subscriptions.count(PubSubKind::kChannel));
+  line += " psub=" + std::to_string(s.subscriptions.count(PubSubKind::kPattern));
+  line += " ssub=" + std::to_string(s.subscriptions.count(PubSubKind::kShard));
   line += " multi=" + std::to_string(s.in_multi ? static_cast<int64_t>(s.queued.size()) : -1);
   line += " qbuf=" + std::to_string(s.query_buffer_bytes.load()) + " qbuf-free=0";
   line += " argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0";
-  line += " omem=" + std::to_string(s.output_buffer_bytes.load());
-  line += " tot-mem=0 events=r cmd=" + cmd + " user=default redir=-1";
+  line += " omem=" + std::to_string(s.output_buffer_bytes.load() + s.output.queued_bytes());
+  line += " tot-mem=0 events=r cmd=" + cmd + " user=" + user + " redir=-1";
   line += " resp=" + std::to_string(s.resp.load());
   return line;
 }
+
+namespace {
 
 bool ValidClientName(const std::string& name) {
   for (char ch : name) {
     if (ch < '!' || ch > '~') return false;  // Redis allows printable ASCII without spaces
   }
   return true;
+}
+
+// CLIENT LIST/KILL TYPE: Redis's type names, "replica" spelled "slave"; empty if unknown.
+std::string CanonicalClientType(const std::string& name) {
+  std::string type = ToLower(name);
+  if (type == "replica") return "slave";
+  if (type == "normal" || type == "slave" || type == "master" || type == "pubsub") return type;
+  return "";
+}
+
+// Every client of this server is a normal client or, once subscribed, a pubsub client.
+bool HasClientType(const Session& s, const std::string& type) {
+  return type == (s.client_class() == ClientClass::kPubsub ? "pubsub" : "normal");
 }
 
 // CLIENT KILL in both forms. Old form: CLIENT KILL addr -> OK or error. New form: filters,
@@ -188,7 +212,7 @@ void ClientKill(CommandContext& c) {
   }
   if (c.argc() % 2 != 0) return c.reply.Error(kSyntaxError);
   std::optional<uint64_t> id;
-  std::string addr, laddr;
+  std::string addr, laddr, type, user;
   bool skipme = true;
   for (size_t j = 2; j + 1 < c.argc(); j += 2) {
     std::string opt = ToLower(c.arg(j));
@@ -208,8 +232,15 @@ void ClientKill(CommandContext& c) {
         skipme = false;
       else
         return c.reply.Error(kSyntaxError);
-    } else if (opt == "type" || opt == "user" || opt == "maxage") {
-      continue;  // accepted; every client is a normal client of the default user
+    } else if (opt == "type") {
+      type = CanonicalClientType(value);
+      if (type.empty()) return c.reply.Error("ERR Unknown client type '" + value + "'");
+    } else if (opt == "user") {
+      if (c.server.acl.Find(value) == nullptr)
+        return c.reply.Error("ERR No such user '" + value + "'");
+      user = value;
+    } else if (opt == "maxage") {
+      continue;  // accepted; connections are not filtered by age
     } else {
       return c.reply.Error(kSyntaxError);
     }
@@ -219,6 +250,11 @@ void ClientKill(CommandContext& c) {
     if (id && s->id != *id) continue;
     if (!addr.empty() && s->addr != addr) continue;
     if (!laddr.empty() && s->laddr != laddr) continue;
+    if (!type.empty() && !HasClientType(*s, type)) continue;
+    if (!user.empty()) {
+      std::lock_guard<std::mutex> lock(s->info_mu);
+      if (s->user_name != user) continue;
+    }
     bool self = s.get() == &c.session;
     if (self && skipme) continue;
     if (self) {
@@ -254,13 +290,11 @@ void ClientCommand(CommandContext& c) {
   if (sub == "info" && c.argc() == 2) return c.reply.Verbatim(ClientInfoLine(c.session) + "\n");
   if (sub == "list") {
     std::vector<uint64_t> ids;
+    std::string type;
     for (size_t j = 2; j < c.argc(); j++) {
       if (EqualsIgnoreCase(c.arg(j), "type") && j + 1 < c.argc()) {
-        std::string type = ToLower(c.arg(++j));
-        if (type != "normal" && type != "master" && type != "replica" && type != "slave" &&
-            type != "pubsub") {
-          return c.reply.Error("ERR Unknown client type '" + c.arg(j) + "'");
-        }
+        type = CanonicalClientType(c.arg(++j));
+        if (type.empty()) return c.reply.Error("ERR Unknown client type '" + c.arg(j) + "'");
       } else if (EqualsIgnoreCase(c.arg(j), "id")) {
         for (j++; j < c.argc(); j++) {
           auto v = ParseInt64(c.arg(j));
@@ -274,6 +308,7 @@ void ClientCommand(CommandContext& c) {
     std::string text;
     for (const auto& s : c.server.clients.Snapshot()) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), s->id) == ids.end()) continue;
+      if (!type.empty() && !HasClientType(*s, type)) continue;
       text += ClientInfoLine(*s) + "\n";
     }
     return c.reply.Verbatim(text);
@@ -313,23 +348,27 @@ void ClientCommand(CommandContext& c) {
 constexpr uint32_t kConn = kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast;
 
 const std::vector<CommandSpec> kConnectionCommands = {
-    {"ping", -1, kCmdFast, 0, 0, 0, PingCommand, "connection",
+    {"ping", -1, kCmdFast | kCmdPubSubContext, 0, 0, 0, PingCommand, "connection",
      "Returns the server's liveliness response.", "@fast @connection"},
     {"echo", 2, kCmdFast, 0, 0, 0, EchoCommand, "connection", "Returns the given string.",
      "@fast @connection"},
-    {"auth", -2, kConn | kCmdNoAuth | kCmdSkipSlowlog, 0, 0, 0, AuthCommand, "connection",
-     "Authenticates the connection.", "@fast @connection"},
-    {"hello", -1, kConn | kCmdNoAuth | kCmdSkipSlowlog, 0, 0, 0, HelloCommand, "connection",
-     "Handshakes with the Redis server.", "@fast @connection"},
+    {"auth", -2, kConn | kCmdAllowBusy | kCmdNoAuth | kCmdSkipSlowlog, 0, 0, 0, AuthCommand,
+     "connection", "Authenticates the connection.", "@fast @connection"},
+    {"hello", -1, kConn | kCmdAllowBusy | kCmdNoAuth | kCmdSkipSlowlog, 0, 0, 0, HelloCommand,
+     "connection", "Handshakes with the Redis server.", "@fast @connection"},
     {"select", 2, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, SelectCommand, "connection",
      "Changes the selected database.", "@fast @connection"},
-    {"quit", -1, kConn | kCmdNoAuth | kCmdTxControl, 0, 0, 0, QuitCommand, "connection",
-     "Closes the connection.", "@fast @connection"},
-    {"reset", 1, kConn | kCmdNoAuth | kCmdTxControl, 0, 0, 0, ResetCommand, "connection",
-     "Resets the connection.", "@fast @connection"},
+    {"quit", -1, kConn | kCmdAllowBusy | kCmdNoAuth | kCmdTxControl | kCmdPubSubContext, 0, 0, 0,
+     QuitCommand, "connection", "Closes the connection.", "@fast @connection"},
+    {"reset", 1, kConn | kCmdAllowBusy | kCmdNoAuth | kCmdTxControl | kCmdPubSubContext, 0, 0, 0,
+     ResetCommand, "connection", "Resets the connection.", "@fast @connection"},
     {"client", -2, kCmdNoScript | kCmdLoading | kCmdStale, 0, 0, 0, ClientCommand, "connection",
-     "A container for client connection commands.", "@slow @connection", nullptr,
-     "id:2 setname:3 getname:2 info:2 list:-2 kill:-3 setinfo:4 no-evict:3 no-touch:3 help:2"},
+     "A container for client connection commands.", "@slow", nullptr,
+     "id:2:@slow@connection setname:3:@slow@connection getname:2:@slow@connection "
+     "info:2:@slow@connection list:-2:@admin@slow@dangerous@connection "
+     "kill:-3:@admin@slow@dangerous@connection setinfo:4:@slow@connection "
+     "no-evict:3:@admin@slow@dangerous@connection no-touch:3:@slow@connection "
+     "help:2:@slow@connection"},
 };
 
 }  // namespace

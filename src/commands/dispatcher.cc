@@ -1,8 +1,12 @@
 #include "commands/dispatcher.h"
 
+#include <glog/logging.h>
+
+#include <cstring>
 #include <mutex>
 #include <shared_mutex>
 
+#include "commands/acl_check.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
 #include "common/strutil.h"
@@ -10,6 +14,13 @@
 namespace basalt {
 
 namespace {
+
+constexpr const char* kReadOnlyError = "READONLY You can't write against a read only replica.";
+
+bool RejectedAsReplica(const ServerState& server, const CommandSpec& spec) {
+  return (spec.flags & kCmdWrite) && server.replication != nullptr &&
+         server.replication->rejects_writes();
+}
 
 std::string UnknownCommandError(const std::vector<std::string>& argv) {
   // Built with append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
@@ -35,7 +46,7 @@ bool ArityOk(int arity, size_t argc) {
 
 KeyLockGuard LockKeys(ServerState& server, const Session& session, const CommandSpec& spec,
                       const std::vector<std::string>& argv) {
-  bool write = spec.flags & kCmdWrite;
+  bool write = spec.flags & (kCmdWrite | kCmdRewritesKey);
   std::vector<size_t> indexes = CommandTable::KeyIndexes(spec, argv);
   // A single-key read is one RocksDB lookup and atomic on its own; multi-key reads take shared
   // locks so that they never see half of another client's multi-key write.
@@ -68,19 +79,85 @@ void Account(ServerState& server, Session& session, const CommandSpec& spec,
   }
 }
 
-// CLIENT LIST's cmd= field: "get", or "client|list" for a container command.
-void SetLastCommand(Session& session, const CommandSpec& spec,
-                    const std::vector<std::string>& argv) {
+// "get", or "client|list" for a container command: CLIENT LIST's cmd= field, error texts.
+std::string FullCommandName(const CommandSpec& spec, const std::vector<std::string>& argv) {
   std::string name = spec.name;
   if (argv.size() >= 2 && CommandTable::Get().HasSubcommands(spec)) {
     name.push_back('|');
     name.append(ToLower(argv[1]));
   }
+  return name;
+}
+
+void SetLastCommand(Session& session, const CommandSpec& spec,
+                    const std::vector<std::string>& argv) {
+  std::string name = FullCommandName(spec, argv);
   std::lock_guard<std::mutex> lock(session.info_mu);
   session.last_command = std::move(name);
 }
 
+// As in Redis: while a script is busy only a few commands get through, and of SCRIPT only KILL,
+// of SHUTDOWN only the NOSAVE form.
+bool AllowedWhileBusy(const CommandSpec& spec, const std::vector<std::string>& argv) {
+  if (!(spec.flags & kCmdAllowBusy)) return false;
+  if (strcmp(spec.name, "script") == 0)
+    return argv.size() == 2 && EqualsIgnoreCase(argv[1], "kill");
+  if (strcmp(spec.name, "shutdown") == 0) {
+    for (size_t i = 1; i < argv.size(); i++) {
+      if (EqualsIgnoreCase(argv[i], "nosave")) return true;
+    }
+    return false;
+  }
+  return true;
+}
+
+// Waits for the keyspace lock in short slices instead of blocking outright, so that a command
+// queued behind a script notices when the script turns busy and can answer BUSY (or, for SCRIPT
+// KILL, run) instead of waiting for it to end. False: a script is busy and the lock is not held.
+bool LockKeyspace(ServerState& server, bool exclusive, int64_t threshold_ms) {
+  constexpr int64_t kSliceMs = 20;
+  WriterPreferringMutex& mu = server.keyspace->exclusive();
+  while (true) {
+    if (exclusive ? mu.try_lock_for_ms(kSliceMs) : mu.try_lock_shared_for_ms(kSliceMs)) return true;
+    if (server.script_guard.Busy(threshold_ms)) return false;
+  }
+}
+
+// A RESP2 client with subscriptions may only run the commands that keep its connection a
+// stream of pub/sub replies.
+std::string SubscribedContextError(const CommandSpec& spec, const std::vector<std::string>& argv) {
+  return "ERR Can't execute '" + FullCommandName(spec, argv) +
+         "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this "
+         "context";
+}
+
+// Refuses writes while the storage engine cannot persist them (Redis's MISCONF, which it uses
+// for the same situation: a failing disk). docs/reliability.md documents the text.
+bool RefuseWriteOnStorageError(ServerState& server, const CommandSpec& spec, Reply& reply) {
+  Engine* engine = server.keyspace->engine();
+  if (!(spec.flags & kCmdWrite) || !engine->writes_stopped()) return false;
+  reply.Error("MISCONF Basalt can't persist to disk: " + engine->health().last_error +
+              ". Commands that may modify the data set are disabled until the disk problem is "
+              "fixed; writes resume by themselves (INFO persistence shows the state).");
+  return true;
+}
+
+// A reply that passed max-reply-size was dropped while being built; like Redis's output buffer
+// hard limit, the client is closed instead of being sent a partial reply.
+void CloseForReplySize(ServerState& server, Session& session, const CommandSpec& spec,
+                       std::string* out, size_t reply_start) {
+  out->resize(reply_start);
+  session.close_after_reply = true;
+  server.counters.reply_size_disconnections.fetch_add(1, std::memory_order_relaxed);
+  LOG(WARNING) << "closing client " << session.addr << ": the reply to '" << spec.name
+               << "' exceeds max-reply-size ("
+               << server.config->max_reply_size.load(std::memory_order_relaxed) << " bytes)";
+}
+
 }  // namespace
+
+const char* const kBusyScriptError =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
 const CommandSpec* ResolveCommand(const std::vector<std::string>& argv, std::string* error) {
   const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
@@ -128,6 +205,11 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
       return;
     }
   }
+  if (in_exec && RejectedAsReplica(server, spec)) {
+    // Queued while this server was a master; it became a replica before EXEC.
+    reply.Error(kReadOnlyError);
+    return;
+  }
   int64_t start = MonotonicMicros();
   CommandContext c{server, session, argv, reply, ctx, in_exec};
   spec.handler(c);
@@ -154,14 +236,34 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     reply.Error(error);
     return;
   }
-  if (!session.authenticated && !(spec->flags & kCmdNoAuth)) {
+  if (!(spec->flags & kCmdNoAuth) && AuthRequired(server, session)) {
     if (session.in_multi) session.multi_failed = true;
     reply.Error("NOAUTH Authentication required.");
+    return;
+  }
+  if (!AclPermitsOrReply(server, session, *spec, argv, reply)) {
+    server.counters.error_replies++;
+    return;
+  }
+  if (session.resp == 2 && session.subscriptions.total() > 0 &&
+      !(spec->flags & kCmdPubSubContext)) {
+    server.counters.error_replies++;
+    reply.Error(SubscribedContextError(*spec, argv));
     return;
   }
   if (session.in_multi && (spec->flags & kCmdNoMulti)) {
     session.multi_failed = true;
     reply.Error("ERR Command not allowed inside a transaction");
+    return;
+  }
+  if (session.in_multi && RejectedAsReplica(server, *spec)) {
+    session.multi_failed = true;
+    reply.Error(kReadOnlyError);
+    return;
+  }
+  if (RefuseWriteOnStorageError(server, *spec, reply)) {
+    server.counters.error_replies++;
+    if (session.in_multi) session.multi_failed = true;
     return;
   }
   if (session.in_multi && !(spec->flags & kCmdTxControl)) {
@@ -170,28 +272,62 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     return;
   }
 
+  int64_t threshold = server.config->busy_reply_threshold.load(std::memory_order_relaxed);
+  bool allowed_while_busy = AllowedWhileBusy(*spec, argv);
+  if (server.script_guard.Busy(threshold) && !allowed_while_busy) {
+    server.counters.error_replies++;
+    return reply.Error(kBusyScriptError);
+  }
+  if ((spec->flags & kCmdOffload) && server.offloader != nullptr && session.deliver_hook &&
+      !session.offloaded) {
+    SetLastCommand(session, *spec, argv);
+    session.awaiting_reply = true;
+    server.offloader->Submit(session, std::move(argv));
+    return;
+  }
+
   int64_t start = MonotonicMicros();
   size_t reply_start = out->size();
   {
-    std::shared_lock<WriterPreferringMutex> shared(server.keyspace->exclusive(), std::defer_lock);
-    std::unique_lock<WriterPreferringMutex> exclusive(server.keyspace->exclusive(),
-                                                      std::defer_lock);
-    if (spec->flags & kCmdExclusive) {
-      exclusive.lock();
-    } else {
-      shared.lock();
+    bool exclusive = spec->flags & kCmdExclusive;
+    WriterPreferringMutex& mu = server.keyspace->exclusive();
+    std::shared_lock<WriterPreferringMutex> shared(mu, std::defer_lock);
+    std::unique_lock<WriterPreferringMutex> unique(mu, std::defer_lock);
+    KeyLockGuard keys;
+    if (LockKeyspace(server, exclusive, threshold)) {
+      if (exclusive) {
+        unique = std::unique_lock<WriterPreferringMutex>(mu, std::adopt_lock);
+      } else {
+        shared = std::shared_lock<WriterPreferringMutex>(mu, std::adopt_lock);
+      }
+      keys = LockKeys(server, session, *spec, argv);
+    } else if (!allowed_while_busy) {
+      server.counters.error_replies++;
+      return reply.Error(kBusyScriptError);
     }
-    KeyLockGuard keys = LockKeys(server, session, *spec, argv);
+    // Here either the locks are held, or a script is busy and this command (SCRIPT KILL,
+    // SHUTDOWN NOSAVE, AUTH, ...) runs without them: it does not touch the key space.
+    // Checked under the keyspace lock: a replica's link takes that lock exclusively once it
+    // starts, so no write that passed this check can still be running when it applies.
+    if (RejectedAsReplica(server, *spec)) {
+      server.counters.error_replies++;
+      reply.Error(kReadOnlyError);
+      return;
+    }
     Context ctx(server.keyspace);
     SetLastCommand(session, *spec, argv);
+    reply.SetLimit(static_cast<size_t>(server.config->max_reply_size.load()));
     CommandContext c{server, session, argv, reply, ctx, false};
     spec->handler(c);
     Status s = ctx.Commit();
     if (!s.ok()) {
       out->resize(reply_start);
       reply.Error(s.ToReplyText());
+    } else if (ctx.wrote() || (spec->flags & kCmdWrite)) {
+      session.last_write_seq = server.keyspace->engine()->LatestSequence();
     }
   }
+  if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
   Account(server, session, *spec, argv, MonotonicMicros() - start);
 }
 

@@ -125,6 +125,11 @@ void PersistenceSection(ServerState& s, InfoWriter& w) {
   w.Field("durability", s.config->GetString("durability"));
   uint64_t wal_sync = s.keyspace->engine()->statistics()->getTickerCount(rocksdb::WAL_FILE_SYNCED);
   w.Field("wal_syncs", static_cast<int64_t>(wal_sync));
+  StorageHealth health = s.keyspace->engine()->health();
+  w.Field("storage_write_status", health.writes_stopped ? "err" : "ok");
+  w.Field("storage_last_error", health.last_error);
+  w.Field("storage_errors", health.errors);
+  w.Field("storage_recoveries", health.recoveries);
 }
 
 void StatsSection(ServerState& s, InfoWriter& w) {
@@ -136,19 +141,86 @@ void StatsSection(ServerState& s, InfoWriter& w) {
   w.Field("total_net_input_bytes", c.net_input_bytes.load());
   w.Field("total_net_output_bytes", c.net_output_bytes.load());
   w.Field("rejected_connections", c.rejected_connections.load());
+  w.Field("client_query_buffer_limit_disconnections", c.query_buffer_disconnections.load());
+  w.Field("reply_size_limit_disconnections", c.reply_size_disconnections.load());
   w.Field("expired_keys", s.expirer != nullptr ? s.expirer->expired_total() : 0);
   w.Field("evicted_keys", 0);
   w.Field("keyspace_hits", c.keyspace_hits.load());
   w.Field("keyspace_misses", c.keyspace_misses.load());
+  w.Field("pubsub_channels", s.pubsub.Size(PubSubKind::kChannel));
+  w.Field("pubsub_patterns", s.pubsub.Size(PubSubKind::kPattern));
+  w.Field("pubsubshard_channels", s.pubsub.Size(PubSubKind::kShard));
   w.Field("total_error_replies", c.error_replies.load());
 }
 
+const char* FeederStateName(ReplicaFeeder::State state) {
+  switch (state) {
+    case ReplicaFeeder::State::kWaitCheckpoint:
+      return "wait_bgsave";
+    case ReplicaFeeder::State::kSendCheckpoint:
+      return "send_bulk";
+    case ReplicaFeeder::State::kOnline:
+      return "online";
+  }
+  return "online";
+}
+
+void ReplicaLinkFields(const ReplicationSnapshot& snap, InfoWriter& w) {
+  const MasterLink::Info& link = snap.link;
+  int64_t now = UnixMillis();
+  bool up = link.state == MasterLink::State::kConnected;
+  bool syncing = link.state == MasterLink::State::kSync;
+  w.Field("master_host", link.host);
+  w.Field("master_port", link.port);
+  w.Field("master_link_status", up ? "up" : "down");
+  w.Field("master_last_io_seconds_ago",
+          link.last_io_unix_ms > 0 ? (now - link.last_io_unix_ms) / 1000 : -1);
+  w.Field("master_sync_in_progress", syncing ? 1 : 0);
+  int64_t applied = link.has_position ? static_cast<int64_t>(link.applied_seq) : 0;
+  w.Field("slave_read_repl_offset", applied);
+  w.Field("slave_repl_offset", applied);
+  if (syncing) {
+    w.Field("master_sync_total_bytes", static_cast<int64_t>(link.sync_total_bytes));
+    w.Field("master_sync_read_bytes", static_cast<int64_t>(link.sync_read_bytes));
+  }
+  if (!up) {
+    w.Field("master_link_down_since_seconds",
+            link.down_since_unix_ms > 0 ? (now - link.down_since_unix_ms) / 1000 : -1);
+  }
+  // Basalt: how far behind the master this replica is, in sequence numbers and in seconds.
+  w.Field("master_latest_seq", static_cast<int64_t>(link.master_latest_seq));
+  w.Field("master_lag_seq", static_cast<int64_t>(link.master_latest_seq > link.applied_seq
+                                                     ? link.master_latest_seq - link.applied_seq
+                                                     : 0));
+  char lag[32];
+  snprintf(lag, sizeof(lag), "%.3f", static_cast<double>(link.lag_ms) / 1000);
+  w.Field("master_lag_seconds", lag);
+  if (!link.last_error.empty()) w.Field("master_link_last_error", link.last_error);
+  w.Field("slave_priority", 100);
+  w.Field("slave_read_only", snap.read_only ? 1 : 0);
+  w.Field("replica_announced", 1);
+}
+
 void ReplicationSection(ServerState& s, InfoWriter& w) {
+  ReplicationSnapshot snap = s.replication->Snapshot();
   w.Section("Replication");
-  w.Field("role", "master");
-  w.Field("connected_slaves", 0);
-  w.Field("master_repl_offset",
-          static_cast<int64_t>(s.keyspace->engine()->db()->GetLatestSequenceNumber()));
+  w.Field("role", snap.replica ? "slave" : "master");
+  if (snap.replica) ReplicaLinkFields(snap, w);
+  w.Field("connected_slaves", static_cast<int64_t>(snap.replicas.size()));
+  int64_t now = UnixMillis();
+  for (size_t i = 0; i < snap.replicas.size(); i++) {
+    const auto& r = snap.replicas[i];
+    uint64_t behind = snap.latest_seq > r.acked_seq ? snap.latest_seq - r.acked_seq : 0;
+    int64_t lag = r.last_ack_unix_ms > 0 ? (now - r.last_ack_unix_ms) / 1000 : -1;
+    w.Field("slave" + std::to_string(i),
+            "ip=" + r.ip + ",port=" + std::to_string(r.port) +
+                ",state=" + FeederStateName(r.state) + ",offset=" + std::to_string(r.acked_seq) +
+                ",lag=" + std::to_string(lag) + ",lag_seq=" + std::to_string(behind));
+  }
+  w.Field("master_failover_state", "no-failover");
+  w.Field("master_replid", snap.replid);
+  w.Field("master_repl_offset", static_cast<int64_t>(snap.latest_seq));
+  w.Field("repl_checkpoints_created", static_cast<int64_t>(snap.checkpoints_created));
 }
 
 void CpuSection(ServerState&, InfoWriter& w) {

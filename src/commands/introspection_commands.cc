@@ -1,5 +1,8 @@
-// COMMAND and its subcommands, answered from the command table.
+// COMMAND and its subcommands, answered from the command table. Commands disabled by
+// rename-command are not listed; renamed ones are found under their new name and, as in Redis,
+// described under their original one.
 #include "commands/command_util.h"
+#include "security/acl_catalog.h"
 
 namespace basalt {
 
@@ -10,10 +13,11 @@ void ReplyFlags(Reply& r, uint32_t flags) {
     uint32_t bit;
     const char* name;
   } kNames[] = {
-      {kCmdWrite, "write"},    {kCmdReadOnly, "readonly"},        {kCmdDenyOom, "denyoom"},
-      {kCmdAdmin, "admin"},    {kCmdNoScript, "noscript"},        {kCmdLoading, "loading"},
-      {kCmdStale, "stale"},    {kCmdSkipSlowlog, "skip_slowlog"}, {kCmdFast, "fast"},
-      {kCmdNoAuth, "no_auth"}, {kCmdNoMulti, "no_multi"}};
+      {kCmdWrite, "write"},         {kCmdReadOnly, "readonly"}, {kCmdDenyOom, "denyoom"},
+      {kCmdAdmin, "admin"},         {kCmdPubSub, "pubsub"},     {kCmdNoScript, "noscript"},
+      {kCmdLoading, "loading"},     {kCmdStale, "stale"},       {kCmdSkipSlowlog, "skip_slowlog"},
+      {kCmdFast, "fast"},           {kCmdNoAuth, "no_auth"},    {kCmdNoMulti, "no_multi"},
+      {kCmdAllowBusy, "allow_busy"}};
   size_t n = 0;
   for (const auto& f : kNames) n += (flags & f.bit) ? 1 : 0;
   r.Set(n);
@@ -22,19 +26,14 @@ void ReplyFlags(Reply& r, uint32_t flags) {
   }
 }
 
-std::vector<std::string> SplitWords(const char* text) {
-  std::vector<std::string> out;
-  std::string word;
-  for (const char* p = text; *p; p++) {
-    if (*p == ' ') {
-      if (!word.empty()) out.push_back(std::move(word));
-      word.clear();
-    } else {
-      word.push_back(*p);
-    }
+void ReplyCategories(Reply& r, std::string_view text) {
+  uint64_t bits = 0;
+  ParseAclCategories(text, &bits);
+  const auto& names = AclCategoryNames();
+  r.Set(static_cast<size_t>(__builtin_popcountll(bits)));
+  for (size_t i = 0; i < names.size(); i++) {
+    if (bits & (1ull << i)) r.Simple("@" + names[i]);
   }
-  if (!word.empty()) out.push_back(std::move(word));
-  return out;
 }
 
 void ReplyCommandInfo(Reply& r, const CommandSpec& spec) {
@@ -45,12 +44,28 @@ void ReplyCommandInfo(Reply& r, const CommandSpec& spec) {
   r.Integer(spec.first_key);
   r.Integer(spec.last_key);
   r.Integer(spec.key_step);
-  auto categories = SplitWords(spec.acl_categories);
-  r.Set(categories.size());
-  for (const auto& cat : categories) r.Simple(cat);
+  ReplyCategories(r, spec.acl_categories);
   r.Set(0);    // tips
   r.Array(0);  // key specifications
-  r.Array(0);  // subcommands
+  const auto& subcommands = CommandTable::Get().Subcommands(spec);
+  r.Array(subcommands.size());
+  for (const SubcommandSpec& sub : subcommands) {
+    std::string_view categories(sub.acl_categories, sub.acl_categories_len);
+    // A subcommand shares its container's flags, except that only the @admin ones are admin.
+    uint32_t flags = spec.flags & ~kCmdAdmin;
+    if (categories.find("@admin") != std::string_view::npos) flags |= kCmdAdmin;
+    r.Array(10);
+    r.Bulk(std::string(spec.name) + "|" + sub.name);
+    r.Integer(sub.arity);
+    ReplyFlags(r, flags);
+    r.Integer(spec.first_key);
+    r.Integer(spec.last_key);
+    r.Integer(spec.key_step);
+    ReplyCategories(r, categories);
+    r.Set(0);
+    r.Array(0);
+    r.Array(0);
+  }
 }
 
 void ReplyCommandDocs(Reply& r, const CommandSpec& spec) {
@@ -67,22 +82,30 @@ void ReplyCommandDocs(Reply& r, const CommandSpec& spec) {
 void CommandCommand(CommandContext& c) {
   const CommandTable& table = CommandTable::Get();
   if (c.argc() == 1) {
-    c.reply.Array(table.all().size());
-    for (const auto* spec : table.all()) ReplyCommandInfo(c.reply, *spec);
+    c.reply.Array(table.callable().size());
+    for (const auto* spec : table.callable()) ReplyCommandInfo(c.reply, *spec);
     return;
   }
   std::string sub = ToLower(c.arg(1));
   if (sub == "count" && c.argc() == 2)
-    return c.reply.Integer(static_cast<int64_t>(table.all().size()));
+    return c.reply.Integer(static_cast<int64_t>(table.callable().size()));
   if (sub == "list" && c.argc() == 2) {
-    c.reply.Array(table.all().size());
-    for (const auto* spec : table.all()) c.reply.Bulk(spec->name);
+    // Like Redis 7, the list names subcommands too ("config|get").
+    std::vector<std::string> names;
+    for (const auto* spec : table.callable()) {
+      names.emplace_back(spec->name);
+      for (const SubcommandSpec& s : table.Subcommands(*spec)) {
+        names.push_back(std::string(spec->name) + "|" + s.name);
+      }
+    }
+    c.reply.Array(names.size());
+    for (const auto& name : names) c.reply.Bulk(name);
     return;
   }
   if (sub == "info") {
     if (c.argc() == 2) {
-      c.reply.Array(table.all().size());
-      for (const auto* spec : table.all()) ReplyCommandInfo(c.reply, *spec);
+      c.reply.Array(table.callable().size());
+      for (const auto* spec : table.callable()) ReplyCommandInfo(c.reply, *spec);
       return;
     }
     c.reply.Array(c.argc() - 2);
@@ -99,7 +122,7 @@ void CommandCommand(CommandContext& c) {
   if (sub == "docs") {
     std::vector<const CommandSpec*> specs;
     if (c.argc() == 2) {
-      specs = table.all();
+      specs = table.callable();
     } else {
       for (size_t j = 2; j < c.argc(); j++) {
         if (const CommandSpec* spec = table.Find(c.arg(j))) specs.push_back(spec);

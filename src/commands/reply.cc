@@ -1,21 +1,58 @@
 #include "commands/reply.h"
 
-#include <cstdio>
-
 #include "common/strutil.h"
 
 namespace basalt {
 
+void Reply::SetLimit(size_t limit) {
+  start_ = out_->size();
+  limit_ = limit;
+  overflowed_ = false;
+}
+
+void Reply::Overflow() {
+  overflowed_ = true;
+  out_->resize(start_);
+}
+
+void Reply::CheckLimit() {
+  if (out_->size() - start_ <= limit_) return;
+  overflowed_ = true;
+  out_->resize(start_);
+  out_->shrink_to_fit();
+}
+
+void Reply::Raw(std::string_view s) {
+  if (overflowed_) return;
+  out_->append(s);
+  CheckLimit();
+}
+
 void Reply::Header(char type, int64_t n) {
-  char buf[32];
-  int len = snprintf(buf, sizeof(buf), "%c%lld\r\n", type, static_cast<long long>(n));
-  out_->append(buf, len);
+  if (overflowed_) return;
+  // Every bulk string and aggregate starts with one of these: digits by hand, not snprintf.
+  char buf[24];
+  char* end = buf + sizeof(buf);
+  char* p = end;
+  *--p = '\n';
+  *--p = '\r';
+  uint64_t v = n < 0 ? 0 - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  if (n < 0) *--p = '-';
+  *--p = type;
+  out_->append(p, static_cast<size_t>(end - p));
+  CheckLimit();
 }
 
 void Reply::Simple(std::string_view s) {
+  if (overflowed_) return;
   out_->push_back('+');
   out_->append(s);
   out_->append("\r\n");
+  CheckLimit();
 }
 
 void Reply::Error(std::string_view msg) {
@@ -31,8 +68,10 @@ void Reply::Integer(int64_t v) {
 
 void Reply::Bulk(std::string_view s) {
   Header('$', static_cast<int64_t>(s.size()));
+  if (overflowed_) return;
   out_->append(s);
   out_->append("\r\n");
+  CheckLimit();
 }
 
 void Reply::Null() {
@@ -90,7 +129,7 @@ void Reply::Verbatim(std::string_view s) {
 
 void Reply::BulkArray(const std::string* items, size_t n) {
   Array(n);
-  for (size_t i = 0; i < n; i++) Bulk(items[i]);
+  for (size_t i = 0; i < n && !overflowed_; i++) Bulk(items[i]);
 }
 
 }  // namespace basalt

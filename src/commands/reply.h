@@ -2,6 +2,11 @@
 //
 // Commands describe replies by meaning (a map, a null, a double) and this class picks the
 // encoding for the client's protocol version, so no command needs to know about RESP3.
+//
+// A reply may be given a size limit (max-reply-size): once what it added passes the limit, the
+// reply is cut back to nothing, further output is dropped and overflowed() turns true, so a
+// reply over a huge collection never holds more than the limit in memory. Loops over large
+// data check overflowed() to stop early; the dispatcher then closes the client.
 #pragma once
 
 #include <cstdint>
@@ -34,12 +39,23 @@ class Reply {
   void Bool(bool v);                  // RESP3 "#", RESP2 integer 0/1
   void Verbatim(std::string_view s);  // RESP3 "=" txt, RESP2 bulk
   void BulkArray(const std::string* items, size_t n);
-  void Raw(std::string_view s) { out_->append(s); }
+  void Raw(std::string_view s);
+
+  // Limits what this reply may add to the buffer from now on.
+  void SetLimit(size_t limit);
+  bool overflowed() const { return overflowed_; }
+  // Gives the reply up as too large (a command that gathers data before replying found it so).
+  void Overflow();
 
  private:
   void Header(char type, int64_t n);
+  // After each append: past the limit, drop this reply's output and stop accepting more.
+  void CheckLimit();
   std::string* out_;
   int resp_;
+  size_t start_ = 0;
+  size_t limit_ = SIZE_MAX;
+  bool overflowed_ = false;
 };
 
 }  // namespace basalt

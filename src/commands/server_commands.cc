@@ -37,9 +37,7 @@ void ConfigSet(CommandContext& c) {
                              "') - duplicate parameter");
       }
     }
-    bool known = false;
-    for (const auto& key : Config::Keys()) known |= EqualsIgnoreCase(key.name, c.arg(j));
-    if (!known) {
+    if (!Config::IsKnown(c.arg(j))) {
       return c.reply.Error("ERR Unknown option or number of arguments for CONFIG SET - '" +
                            c.arg(j) + "'");
     }
@@ -233,8 +231,9 @@ constexpr uint32_t kAdm = kCmdAdmin | kCmdNoScript | kCmdLoading | kCmdStale;
 
 const std::vector<CommandSpec> kServerCommands = {
     {"config", -2, kAdm, 0, 0, 0, ConfigCommand, "server",
-     "A container for server configuration commands.", "@admin @slow @dangerous", nullptr,
-     "get:-3 set:-4 resetstat:2 rewrite:2 help:2"},
+     "A container for server configuration commands.", "@slow", nullptr,
+     "get:-3:@admin@slow@dangerous set:-4:@admin@slow@dangerous "
+     "resetstat:2:@admin@slow@dangerous rewrite:2:@admin@slow@dangerous help:2:@slow"},
     {"dbsize", 1, kCmdReadOnly | kCmdFast, 0, 0, 0, DbSizeCommand, "server",
      "Returns the number of keys in the database.", "@keyspace @read @fast"},
     {"flushdb", -1, kCmdWrite | kCmdExclusive | kCmdSelfCommit, 0, 0, 0, FlushDbCommand, "server",
@@ -249,12 +248,13 @@ const std::vector<CommandSpec> kServerCommands = {
      "Flushes memtables to disk (data is always persisted).", "@admin @slow @dangerous"},
     {"bgsave", -1, kAdm, 0, 0, 0, BgSaveCommand, "server",
      "Flushes memtables to disk (data is always persisted).", "@admin @slow @dangerous"},
-    {"shutdown", -1, kAdm | kCmdNoMulti, 0, 0, 0, ShutdownCommand, "server",
+    {"shutdown", -1, kAdm | kCmdNoMulti | kCmdAllowBusy, 0, 0, 0, ShutdownCommand, "server",
      "Synchronously saves the database(s) to disk and shuts down the server.",
      "@admin @slow @dangerous"},
     {"slowlog", -2, kCmdAdmin | kCmdLoading | kCmdStale, 0, 0, 0, SlowlogCommand, "server",
-     "A container for slow log commands.", "@admin @slow @dangerous", nullptr,
-     "get:-2 len:2 reset:2 help:2"},
+     "A container for slow log commands.", "@slow", nullptr,
+     "get:-2:@admin@slow@dangerous len:2:@admin@slow@dangerous reset:2:@admin@slow@dangerous "
+     "help:2:@slow"},
     {"compact", 1, kAdm, 0, 0, 0, CompactCommand, "server",
      "Compacts the whole database in the background, reclaiming deleted and expired data.",
      "@admin @slow @dangerous"},

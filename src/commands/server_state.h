@@ -1,5 +1,6 @@
 // ServerState: what every command may reach besides its own session: the keyspace, the config,
-// the other clients, counters and the slow log. One instance lives for the server's lifetime.
+// the other clients, pub/sub subscriptions, counters and the slow log. One instance lives for the
+// server's lifetime.
 #pragma once
 
 #include <atomic>
@@ -11,8 +12,14 @@
 #include <vector>
 
 #include "commands/blocking.h"
+#include "commands/offload.h"
+#include "commands/pubsub.h"
+#include "commands/script_guard.h"
 #include "commands/session.h"
 #include "config/config.h"
+#include "repl/replication.h"
+#include "security/acl_log.h"
+#include "security/acl_store.h"
 #include "stats/counters.h"
 #include "stats/slowlog.h"
 #include "types/expirer.h"
@@ -37,16 +44,29 @@ class ScanCursors {
   uint64_t next_cursor_ = 1;
 };
 
+class Scripting;  // src/scripting/, above this folder; EVAL/SCRIPT reach it through here
+
+// Every command and subcommand of the table under its original name, with its ACL categories:
+// what ACL rules speak about (defined in commands/acl_check.cc).
+const AclCatalog& CommandAclCatalog();
+
 struct ServerState {
   Config* config = nullptr;
   Keyspace* keyspace = nullptr;
   ActiveExpirer* expirer = nullptr;
+  ReplicationManager* replication = nullptr;
   ClientRegistry clients;
   SlowLog slowlog;
   ServerCounters counters;
   std::vector<CommandCounters> command_counters;  // indexed like CommandTable::all()
   ScanCursors scan_cursors;
   BlockingRegistry blocking;
+  ScriptGuard script_guard;
+  Scripting* scripting = nullptr;
+  CommandOffloader* offloader = nullptr;  // null: kCmdOffload commands run on the worker
+  PubSub pubsub;
+  AclStore acl{&CommandAclCatalog()};
+  AclLog acl_log;
 
   int64_t start_time_ms = 0;
   std::atomic<int64_t> last_save_unix{0};

@@ -3,7 +3,9 @@
 // the list of all sessions behind CLIENT LIST/KILL and INFO clients.
 //
 // The network layer owns the socket; it gives each Session a way to be closed from another
-// thread (`close_hook`) and keeps the buffer sizes that CLIENT LIST reports up to date.
+// thread (`close_hook`) and keeps the buffer sizes that CLIENT LIST reports up to date. Sessions
+// are always owned by shared_ptr: the pub/sub registry holds subscribers that way, so a
+// publisher on another thread never sees a session destroyed under it.
 #pragma once
 
 #include <atomic>
@@ -15,9 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "commands/pubsub_client.h"
+#include "security/acl_user.h"
 #include "types/watch_registry.h"
 
 namespace basalt {
+
+class Reply;
 
 struct WatchedKey {
   int db;
@@ -29,12 +35,13 @@ struct WatchedKey {
 // What a parked blocking command is waiting for.
 struct BlockState {
   bool active = false;
-  std::vector<std::string> argv;           // the command to run again when woken
-  int64_t deadline_ms = 0;                 // absolute Unix ms; 0 = wait forever
-  bool timeout_replies_null_array = true;  // else a null bulk string
+  std::vector<std::string> argv;              // the command to run again when woken
+  int64_t deadline_ms = 0;                    // absolute Unix ms; 0 = wait forever
+  bool timeout_replies_null_array = true;     // else a null bulk string
+  std::function<void(Reply&)> timeout_reply;  // if set, replaces the null reply (WAIT)
 };
 
-struct Session {
+struct Session : std::enable_shared_from_this<Session> {
   uint64_t id = 0;
   std::string name;
   std::string addr;   // peer "ip:port"
@@ -43,10 +50,17 @@ struct Session {
   std::atomic<int> db{0};
   std::atomic<int> resp{2};
   bool authenticated = false;
+  // ACL: the user this connection runs as. `user_name` is written by the session's own thread
+  // and read by others under info_mu (CLIENT LIST, disconnecting a deleted user's clients);
+  // `acl_user` is that thread's snapshot of the user, re-read when `acl_epoch` falls behind
+  // the store's (commands/acl_check.h).
+  std::string user_name = "default";
+  std::shared_ptr<const AclUser> acl_user;
+  uint64_t acl_epoch = 0;
   int64_t created_ms = 0;
   std::atomic<int64_t> last_interaction_ms{0};
   std::string last_command = "NULL";
-  // Guards `name` and `last_command`, which CLIENT LIST reads from other threads.
+  // Guards `name`, `user_name` and `last_command`, which CLIENT LIST reads from other threads.
   mutable std::mutex info_mu;
 
   // MULTI/EXEC
@@ -58,13 +72,36 @@ struct Session {
 
   // Set by QUIT and by protocol errors: close once the pending reply is written.
   bool close_after_reply = false;
+  // Set by a command that takes the socket over (a replica's REPLSYNC): once the pending
+  // replies are written the connection stops serving commands and hands its socket to this
+  // function, which then owns it.
+  std::function<void(int fd)> take_socket;
+  // The database's sequence number after this client's latest write (WAIT waits for it).
+  uint64_t last_write_seq = 0;
   // Asks the owning worker to close the connection; safe from any thread.
   std::function<void()> close_hook;
   // Asks the owning worker to run the parked blocking command again; safe from any thread.
   std::function<void()> wake_hook;
   BlockState block;
+  // An offloaded command (a script) is running for this client: its later commands wait.
+  // Worker thread only.
+  bool awaiting_reply = false;
+  // This session is the offload thread's copy of a client's session: run, never offload again.
+  bool offloaded = false;
+  // Asks the owning worker to send an offloaded command's reply and resume the client; safe
+  // from any thread.
+  std::function<void(std::string)> deliver_hook;
   std::atomic<size_t> query_buffer_bytes{0};
+  // Replies and messages the connection has accepted but not yet written to the socket.
   std::atomic<size_t> output_buffer_bytes{0};
+
+  // Pub/Sub: what this client listens to, and messages other threads queued for it.
+  Subscriptions subscriptions;
+  ClientOutput output;
+  // The client class whose client-output-buffer-limit applies.
+  ClientClass client_class() const {
+    return subscriptions.total() > 0 ? ClientClass::kPubsub : ClientClass::kNormal;
+  }
 };
 
 class ClientRegistry {

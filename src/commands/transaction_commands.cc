@@ -4,6 +4,7 @@
 // commit as one batch and no other client observes a transaction half done. WATCH registers the
 // key with the WatchRegistry; any committed write to it marks this session dirty, and a watched
 // key that was live and has since expired counts as modified, as in Redis 7.
+#include "commands/acl_check.h"
 #include "commands/command_util.h"
 #include "commands/dispatcher.h"
 #include "commands/transactions.h"
@@ -69,6 +70,12 @@ void ExecCommand(CommandContext& c) {
     const CommandSpec* spec = ResolveCommand(argv, &error);
     if (spec == nullptr) {
       c.reply.Error(error);
+      continue;
+    }
+    // The rules may have changed since the command was queued.
+    std::string denied = AclRecheckForExec(c.server, session, *spec, argv);
+    if (!denied.empty()) {
+      c.reply.Error(denied);
       continue;
     }
     RunInContext(c.server, session, *spec, argv, c.reply, c.ctx, true);

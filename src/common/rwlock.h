@@ -5,6 +5,9 @@
 #pragma once
 
 #include <pthread.h>
+#include <time.h>
+
+#include <cstdint>
 
 namespace basalt {
 
@@ -26,7 +29,28 @@ class WriterPreferringMutex {
   void lock_shared() { pthread_rwlock_rdlock(&lock_); }
   void unlock_shared() { pthread_rwlock_unlock(&lock_); }
 
+  // Bounded waits, so that a waiter can give up and reply BUSY when a script runs too long.
+  bool try_lock_for_ms(int64_t ms) {
+    timespec deadline = Deadline(ms);
+    return pthread_rwlock_clockwrlock(&lock_, CLOCK_MONOTONIC, &deadline) == 0;
+  }
+  bool try_lock_shared_for_ms(int64_t ms) {
+    timespec deadline = Deadline(ms);
+    return pthread_rwlock_clockrdlock(&lock_, CLOCK_MONOTONIC, &deadline) == 0;
+  }
+
  private:
+  static timespec Deadline(int64_t ms) {
+    timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000;
+    }
+    return ts;
+  }
   pthread_rwlock_t lock_;
 };
 

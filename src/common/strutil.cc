@@ -176,12 +176,16 @@ bool GlobMatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool 
           if (p[0] == '\\' && plen >= 2) {
             p++;
             plen--;
-            if (fold(p[0]) == fold(s[0])) match = true;
+            if (p[0] == s[0]) match = true;  // Redis compares escaped class members exactly
           } else if (p[0] == ']') {
             break;
           } else if (plen >= 3 && p[1] == '-') {
-            char start = fold(p[0]), end = fold(p[2]), c = fold(s[0]);
+            // Ordered before folding, as Redis does: with nocase "[Z-a]" matches nothing.
+            char start = p[0], end = p[2];
             if (start > end) std::swap(start, end);
+            start = fold(start);
+            end = fold(end);
+            char c = fold(s[0]);
             if (c >= start && c <= end) match = true;
             p += 2;
             plen -= 2;
@@ -233,6 +237,140 @@ bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase) {
   bool skip_longer = false;
   return GlobMatchImpl(pattern.data(), pattern.size(), text.data(), text.size(), nocase, 0,
                        &skip_longer);
+}
+
+namespace {
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+bool SplitArgs(std::string_view line, std::vector<std::string>* args) {
+  size_t i = 0, n = line.size();
+  while (true) {
+    while (i < n && isspace(static_cast<unsigned char>(line[i]))) i++;
+    if (i >= n) return true;
+    std::string current;
+    bool in_double = false, in_single = false, done = false;
+    while (!done) {
+      if (in_double) {
+        if (i >= n) return false;
+        if (line[i] == '\\' && i + 3 < n && line[i + 1] == 'x' && HexValue(line[i + 2]) >= 0 &&
+            HexValue(line[i + 3]) >= 0) {
+          current.push_back(static_cast<char>(HexValue(line[i + 2]) * 16 + HexValue(line[i + 3])));
+          i += 3;
+        } else if (line[i] == '\\' && i + 1 < n) {
+          i++;
+          char c = line[i];
+          switch (c) {
+            case 'n':
+              c = '\n';
+              break;
+            case 'r':
+              c = '\r';
+              break;
+            case 't':
+              c = '\t';
+              break;
+            case 'b':
+              c = '\b';
+              break;
+            case 'a':
+              c = '\a';
+              break;
+            default:
+              break;
+          }
+          current.push_back(c);
+        } else if (line[i] == '"') {
+          // A closing quote must be followed by a space or the end.
+          if (i + 1 < n && !isspace(static_cast<unsigned char>(line[i + 1]))) return false;
+          done = true;
+        } else {
+          current.push_back(line[i]);
+        }
+      } else if (in_single) {
+        if (i >= n) return false;
+        if (line[i] == '\\' && i + 1 < n && line[i + 1] == '\'') {
+          i++;
+          current.push_back('\'');
+        } else if (line[i] == '\'') {
+          if (i + 1 < n && !isspace(static_cast<unsigned char>(line[i + 1]))) return false;
+          done = true;
+        } else {
+          current.push_back(line[i]);
+        }
+      } else {
+        if (i >= n) {
+          done = true;
+          break;
+        }
+        char c = line[i];
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\0') {
+          done = true;
+        } else if (c == '"') {
+          in_double = true;
+        } else if (c == '\'') {
+          in_single = true;
+        } else {
+          current.push_back(c);
+        }
+      }
+      if (i < n) i++;
+    }
+    args->push_back(std::move(current));
+  }
+}
+
+std::string QuoteArg(std::string_view s) {
+  bool plain = !s.empty();
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (isspace(c) || !isprint(c) || ch == '"' || ch == '\'' || ch == '\\') plain = false;
+  }
+  if (plain) return std::string(s);
+  std::string out = "\"";
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      default:
+        if (isprint(c)) {
+          out.push_back(ch);
+        } else {
+          char buf[8];
+          snprintf(buf, sizeof(buf), "\\x%02x", c);
+          out += buf;
+        }
+    }
+  }
+  out.push_back('"');
+  return out;
 }
 
 }  // namespace basalt

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace basalt {
 
@@ -30,6 +31,14 @@ std::string FormatDouble(double v);
 
 std::string ToLower(std::string_view s);
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// Splits a line into arguments like Redis's sdssplitargs (inline commands, config files):
+// whitespace separated, "double quotes" with \n \r \t \b \a \\ \" \xHH escapes, 'single
+// quotes' with \' only; a closing quote must end the argument. False for unbalanced quotes.
+bool SplitArgs(std::string_view line, std::vector<std::string>* args);
+// The inverse for one argument (like sdscatrepr): bare when that parses back as one argument,
+// else double-quoted with escapes, so SplitArgs(QuoteArg(s)) yields exactly s.
+std::string QuoteArg(std::string_view s);
 
 // Redis glob matching: '*', '?', '[...]' with ranges and '^' negation, '\' escapes.
 bool GlobMatch(std::string_view pattern, std::string_view text, bool nocase = false);

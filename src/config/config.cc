@@ -34,19 +34,52 @@ const std::vector<ConfigKey> kKeys = {
      "largest bulk string a client may send"},
     {"client-query-buffer-limit", ConfigKind::kMemory, "1gb", true, 1024 * 1024, INT64_MAX, "",
      "largest unparsed input buffered for one client"},
+    {"client-output-buffer-limit", ConfigKind::kOutputBufferLimits,
+     "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", true, 0, 0, "",
+     "per client class: <class> <hard> <soft> <soft-seconds>; a client whose unsent output "
+     "reaches hard, or stays over soft longer than soft-seconds, is disconnected (0 = no limit)"},
+    {"max-reply-size", ConfigKind::kMemory, "512mb", true, 1024 * 1024, INT64_MAX, "",
+     "largest reply one command may build; past it the client is closed"},
     // Security
     {"requirepass", ConfigKind::kString, "", true, 0, 0, "",
-     "password for AUTH; empty disables authentication"},
+     "the default user's password (AUTH <password>); empty: the default user needs none"},
+    {"aclfile", ConfigKind::kString, "", false, 0, 0, "",
+     "ACL users file, loaded at start-up, written by ACL SAVE (empty: users live in memory)"},
+    {"acllog-max-len", ConfigKind::kInt, "128", true, 0, INT64_MAX, "",
+     "entries kept in the ACL LOG of denied commands and failed logins"},
     // Durability and expiry
     {"durability", ConfigKind::kEnum, "lazy", true, 0, 0, "sync|lazy|nosync",
      "sync: fsync WAL before reply; lazy: fsync every second; nosync: never fsync"},
     {"active-expire", ConfigKind::kBool, "yes", true, 0, 0, "",
      "delete expired keys in the background through the expiry index"},
+    // Scripting
+    {"busy-reply-threshold", ConfigKind::kInt, "5000", true, 0, INT64_MAX, "",
+     "ms a script may run before other clients get BUSY and SCRIPT KILL works (0 = never)"},
+    {"lua-memory-limit", ConfigKind::kMemory, "1gb", true, 1 * kMB, INT64_MAX, "",
+     "memory the Lua interpreter may allocate; beyond it a script fails with an error"},
+    // Replication
+    {"replicaof", ConfigKind::kString, "", false, 0, 0, "",
+     "\"host port\": start as a replica of that master (empty: start as a master)"},
+    {"masterauth", ConfigKind::kString, "", true, 0, 0, "",
+     "password a replica sends (AUTH) to a master that has requirepass"},
+    {"masteruser", ConfigKind::kString, "", true, 0, 0, "",
+     "ACL user a replica authenticates as (with masterauth); empty: the default user"},
+    {"replica-read-only", ConfigKind::kBool, "yes", true, 0, 0, "",
+     "refuse write commands from clients while this server is a replica"},
+    {"repl-timeout", ConfigKind::kInt, "60", true, 1, INT32_MAX, "",
+     "seconds without traffic after which a replication link is dropped and retried"},
+    {"repl-wal-ttl", ConfigKind::kInt, "3600", false, 0, INT32_MAX, "",
+     "seconds the master keeps obsolete WAL files for replicas to resume from (0 = none)"},
+    {"repl-wal-size-limit", ConfigKind::kMemory, "1gb", false, 0, INT64_MAX, "",
+     "total size of obsolete WAL files kept for replicas, in whole MB (0 = no size limit)"},
     // Slow log
     {"slowlog-log-slower-than", ConfigKind::kInt, "10000", true, -1, INT64_MAX, "",
      "log commands slower than this many microseconds (-1 disables)"},
     {"slowlog-max-len", ConfigKind::kInt, "128", true, 0, INT64_MAX, "",
      "entries kept in the slow log"},
+    // Data types
+    {"hll-sparse-max-bytes", ConfigKind::kMemory, "3000", true, 0, INT64_MAX, "",
+     "largest sparse HyperLogLog value (header included) before it turns dense"},
     // Accepted for client compatibility; RocksDB persists every write, so these do nothing.
     {"save", ConfigKind::kString, "", true, 0, 0, "",
      "compatibility only: snapshots are not used, data is always on disk"},
@@ -99,29 +132,29 @@ const std::vector<ConfigKey> kKeys = {
      "garbage ratio that forces compaction of the oldest blob files"},
 };
 
+// Old names Redis still accepts, resolved to the key they stand for.
+const std::vector<std::pair<std::string_view, std::string_view>> kAliases = {
+    {"lua-time-limit", "busy-reply-threshold"},
+};
+
+std::string CanonicalName(std::string_view name) {
+  std::string lower = ToLower(name);
+  for (const auto& [alias, target] : kAliases) {
+    if (lower == alias) return std::string(target);
+  }
+  return lower;
+}
+
 std::string CanonicalBool(bool v) {
   return v ? "yes" : "no";
 }
 
-// Splits a config line into words, honouring "double" and 'single' quotes.
+// Splits a config line into words as Redis does (sdssplitargs quoting and escapes). Comment
+// lines are empty, whatever quotes they contain.
 bool SplitConfigLine(const std::string& line, std::vector<std::string>* words) {
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && isspace(static_cast<unsigned char>(line[i]))) i++;
-    if (i >= line.size()) break;
-    std::string word;
-    if (line[i] == '"' || line[i] == '\'') {
-      char quote = line[i++];
-      while (i < line.size() && line[i] != quote) word.push_back(line[i++]);
-      if (i >= line.size()) return false;
-      i++;
-    } else {
-      while (i < line.size() && !isspace(static_cast<unsigned char>(line[i])))
-        word.push_back(line[i++]);
-    }
-    words->push_back(std::move(word));
-  }
-  return true;
+  size_t first = line.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || line[first] == '#') return true;
+  return SplitArgs(line, words);
 }
 
 }  // namespace
@@ -193,6 +226,16 @@ Status Config::Parse(const ConfigKey& key, std::string_view input, Value* out) c
       return Status::InvalidArgument("argument(s) must be one of the following: " +
                                      std::string(key.choices));
     }
+    case ConfigKind::kOutputBufferLimits: {
+      // `out` holds the current value (empty for a default): the input amends it.
+      OutputBufferLimits limits{};
+      if (!out->text.empty() && !ParseOutputBufferLimits(out->text, &limits).ok())
+        return Status::InvalidArgument("corrupt current value");
+      Status s = ParseOutputBufferLimits(input, &limits);
+      if (!s.ok()) return s;
+      out->text = FormatOutputBufferLimits(limits);
+      return Status::OK();
+    }
     case ConfigKind::kDouble: {
       auto v = ParseDouble(input, false);
       if (!v || *v < 0 || *v > 1)
@@ -206,18 +249,26 @@ Status Config::Parse(const ConfigKey& key, std::string_view input, Value* out) c
 }
 
 const Config::Value* Config::Find(std::string_view name) const {
-  auto it = values_.find(ToLower(name));
+  auto it = values_.find(CanonicalName(name));
   return it == values_.end() ? nullptr : &it->second;
 }
 
+bool Config::IsKnown(std::string_view name) {
+  std::string canonical = CanonicalName(name);
+  for (const auto& key : kKeys) {
+    if (canonical == key.name) return true;
+  }
+  return false;
+}
+
 Status Config::Store(std::string_view name, std::string_view value, bool live) {
-  std::string lower = ToLower(name);
+  std::string lower = CanonicalName(name);
   std::unique_lock<std::mutex> lock(mu_);
   auto it = values_.find(lower);
   if (it == values_.end()) return Status::NotFound("unknown option");
   const ConfigKey& key = *it->second.key;
   if (live && !key.live) return Status::InvalidArgument("can't set immutable config");
-  Value parsed;
+  Value parsed = it->second;
   Status s = Parse(key, value, &parsed);
   if (!s.ok()) return s;
   if (live) {
@@ -237,7 +288,7 @@ Status Config::Validate(std::string_view name, std::string_view value) const {
   const Value* v = Find(name);
   if (v == nullptr) return Status::NotFound("unknown option");
   if (!v->key->live) return Status::InvalidArgument("can't set immutable config");
-  Value parsed;
+  Value parsed = *v;
   return Parse(*v->key, value, &parsed);
 }
 
@@ -253,10 +304,35 @@ void Config::PublishAtomics() {
   auto num = [this](const char* name) { return values_.find(name)->second.number; };
   proto_max_bulk_len = num("proto-max-bulk-len");
   client_query_buffer_limit = num("client-query-buffer-limit");
+  max_reply_size = num("max-reply-size");
   maxclients = num("maxclients");
   timeout_seconds = num("timeout");
   slowlog_slower_than = num("slowlog-log-slower-than");
   slowlog_max_len = num("slowlog-max-len");
+  hll_sparse_max_bytes = num("hll-sparse-max-bytes");
+  busy_reply_threshold = num("busy-reply-threshold");
+  lua_memory_limit = num("lua-memory-limit");
+  OutputBufferLimits limits{};
+  ParseOutputBufferLimits(values_.find("client-output-buffer-limit")->second.text, &limits);
+  for (int c = 0; c < kClientClassCount; c++) {
+    output_buffer_limits_[c][0] = limits[c].hard_bytes;
+    output_buffer_limits_[c][1] = limits[c].soft_bytes;
+    output_buffer_limits_[c][2] = limits[c].soft_seconds;
+  }
+}
+
+OutputBufferLimit Config::output_buffer_limit(ClientClass c) const {
+  const auto& v = output_buffer_limits_[static_cast<int>(c)];
+  return OutputBufferLimit{v[0].load(std::memory_order_relaxed),
+                           v[1].load(std::memory_order_relaxed),
+                           v[2].load(std::memory_order_relaxed)};
+}
+
+const ConfigKey* Config::KeyByName(std::string_view name) {
+  for (const auto& key : kKeys) {
+    if (EqualsIgnoreCase(key.name, name)) return &key;
+  }
+  return nullptr;
 }
 
 Status Config::LoadFile(const std::string& path) {
@@ -270,7 +346,19 @@ Status Config::LoadFile(const std::string& path) {
     std::vector<std::string> words;
     std::string where = path + ":" + std::to_string(lineno) + ": ";
     if (!SplitConfigLine(line, &words)) return Status::InvalidArgument(where + "unbalanced quotes");
-    if (words.empty() || words[0][0] == '#') continue;
+    if (words.empty()) continue;
+    if (EqualsIgnoreCase(words[0], "rename-command")) {
+      if (words.size() != 3)
+        return Status::InvalidArgument(where + "expected 'rename-command NAME NEW-NAME'");
+      AddCommandRename(words[1], words[2]);
+      continue;
+    }
+    const ConfigKey* key = KeyByName(words[0]);
+    if (words.size() > 2 && key != nullptr && key->kind == ConfigKind::kOutputBufferLimits) {
+      // "client-output-buffer-limit pubsub 32mb 8mb 60", as in redis.conf.
+      for (size_t w = 2; w < words.size(); w++) words[1] += " " + words[w];
+      words.resize(2);
+    }
     if (words.size() != 2) {
       // Allow "save" with no value and multi-word save lines as Redis does.
       if (words.size() == 1 && EqualsIgnoreCase(words[0], "save"))
@@ -288,11 +376,25 @@ Status Config::LoadFile(const std::string& path) {
   return Status::OK();
 }
 
+void Config::AddCommandRename(std::string_view name, std::string_view new_name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  command_renames_.push_back({std::string(name), std::string(new_name)});
+}
+
+std::vector<Config::CommandRename> Config::command_renames() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return command_renames_;
+}
+
 std::vector<std::pair<std::string, std::string>> Config::Match(std::string_view pattern) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& [name, value] : values_) {
     if (GlobMatch(pattern, name, true)) out.emplace_back(name, value.text);
+  }
+  for (const auto& [alias, target] : kAliases) {
+    if (GlobMatch(pattern, alias, true))
+      out.emplace_back(std::string(alias), values_.find(target)->second.text);
   }
   return out;
 }
@@ -330,24 +432,21 @@ Status Config::Rewrite() const {
   in.close();
   std::lock_guard<std::mutex> lock(mu_);
   std::map<std::string, bool> written;
-  auto quoted = [](const std::string& v) {
-    return v.empty() || v.find(' ') != std::string::npos ? "\"" + v + "\"" : v;
-  };
   // Rewrite keys in place where the file mentions them; append the ones that differ from
   // their default and were not mentioned.
   for (auto& l : lines) {
     std::vector<std::string> words;
-    if (!SplitConfigLine(l, &words) || words.empty() || words[0][0] == '#') continue;
+    if (!SplitConfigLine(l, &words) || words.empty()) continue;
     const Value* v = Find(words[0]);
     if (v == nullptr) continue;
-    l = std::string(v->key->name) + " " + quoted(v->text);
+    l = std::string(v->key->name) + " " + QuoteArg(v->text);
     written[v->key->name] = true;
   }
   for (const auto& [name, value] : values_) {
     if (written.count(name)) continue;
     Value def;
     Parse(*value.key, value.key->default_value, &def);
-    if (def.text != value.text) lines.push_back(name + " " + quoted(value.text));
+    if (def.text != value.text) lines.push_back(name + " " + QuoteArg(value.text));
   }
   std::string tmp = file_path_ + ".tmp";
   {

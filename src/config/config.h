@@ -11,6 +11,7 @@
 // refuse it.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <map>
@@ -20,10 +21,14 @@
 #include <vector>
 
 #include "common/status.h"
+#include "config/output_buffer_limits.h"
 
 namespace basalt {
 
-enum class ConfigKind { kString, kInt, kMemory, kBool, kEnum, kDouble };
+// kOutputBufferLimits is client-output-buffer-limit's "<class> <hard> <soft> <seconds> ..." list;
+// a new value is applied on top of the current one, class by class, and a config file line may
+// spread it over several words.
+enum class ConfigKind { kString, kInt, kMemory, kBool, kEnum, kDouble, kOutputBufferLimits };
 
 struct ConfigKey {
   const char* name;
@@ -60,17 +65,36 @@ class Config {
   double GetDouble(std::string_view name) const;
   bool GetBool(std::string_view name) const { return GetInt(name) != 0; }
 
+  // A key of the table or an alias of one (lua-time-limit).
+  static bool IsKnown(std::string_view name);
+
   void AddApplyHook(std::string_view name_prefix, ApplyHook hook);
+
+  // rename-command NAME NEW-NAME: a start-up directive rather than a key (as in Redis, CONFIG
+  // GET does not show it and CONFIG REWRITE leaves its lines alone). Config only records the
+  // directives in order; main applies them to the command table, which validates the names.
+  struct CommandRename {
+    std::string name;
+    std::string new_name;  // empty: the command is disabled
+  };
+  void AddCommandRename(std::string_view name, std::string_view new_name);
+  std::vector<CommandRename> command_renames() const;
   const std::string& file_path() const { return file_path_; }
   static const std::vector<ConfigKey>& Keys();
 
   // Hot-path values, kept as atomics so workers read them without a lock.
   std::atomic<int64_t> proto_max_bulk_len{0};
   std::atomic<int64_t> client_query_buffer_limit{0};
+  std::atomic<int64_t> max_reply_size{0};
   std::atomic<int64_t> maxclients{0};
   std::atomic<int64_t> timeout_seconds{0};
   std::atomic<int64_t> slowlog_slower_than{0};
   std::atomic<int64_t> slowlog_max_len{0};
+  std::atomic<int64_t> hll_sparse_max_bytes{0};
+  std::atomic<int64_t> busy_reply_threshold{0};  // ms
+  std::atomic<int64_t> lua_memory_limit{0};      // bytes
+  // client-output-buffer-limit for one client class.
+  OutputBufferLimit output_buffer_limit(ClientClass c) const;
 
  private:
   struct Value {
@@ -82,12 +106,15 @@ class Config {
   Status Parse(const ConfigKey& key, std::string_view input, Value* out) const;
   Status Store(std::string_view name, std::string_view value, bool live);
   void PublishAtomics();
+  static const ConfigKey* KeyByName(std::string_view name);
   const Value* Find(std::string_view name) const;
 
   mutable std::mutex mu_;
   std::map<std::string, Value, std::less<>> values_;
   std::vector<std::pair<std::string, ApplyHook>> hooks_;
+  std::vector<CommandRename> command_renames_;
   std::string file_path_;
+  std::array<std::array<std::atomic<int64_t>, 3>, kClientClassCount> output_buffer_limits_{};
 };
 
 }  // namespace basalt

@@ -3,9 +3,13 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 #include <glog/logging.h>
+#include <sys/socket.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 
+#include "commands/acl_check.h"
 #include "commands/dispatcher.h"
 #include "commands/reply.h"
 #include "commands/transactions.h"
@@ -16,23 +20,40 @@ namespace basalt {
 
 namespace {
 constexpr size_t kFlushThreshold = 64 * 1024;  // write out long pipelines' replies in chunks
+// A client that sends commands faster than it reads their replies: stop running its commands
+// (and reading its socket) while this much output waits, and go on once it drained to the low
+// mark. Pending output per client is then bounded by this plus one reply (max-reply-size).
+constexpr size_t kPauseOutputBytes = 1024 * 1024;
+constexpr size_t kResumeOutputBytes = 256 * 1024;
+
+void FreeOwnedString(const void*, size_t, void* owned) {
+  delete static_cast<std::string*>(owned);
 }
+}  // namespace
 
 Connection::Connection(Worker* worker, int fd, std::shared_ptr<Session> session)
     : worker_(worker), session_(std::move(session)) {
   bev_ = bufferevent_socket_new(worker->base(), fd, BEV_OPT_CLOSE_ON_FREE);
+  output_watch_ = evbuffer_add_cb(bufferevent_get_output(bev_), OnOutputChanged, this);
 }
 
 Connection::~Connection() {
+  // First stop other threads from queueing for this client, then leave every subscription.
+  session_->output.Close();
+  worker_->state()->pubsub.UnsubscribeAll(*session_);
   if (session_->block.active) worker_->state()->blocking.Unblock(*session_);
   if (block_timer_ != nullptr) event_free(block_timer_);
   ResetTransaction(*worker_->state(), *session_);
   worker_->state()->clients.Remove(session_->id);
-  if (bev_ != nullptr) bufferevent_free(bev_);
+  if (bev_ != nullptr) {
+    evbuffer_remove_cb_entry(bufferevent_get_output(bev_), output_watch_);
+    bufferevent_free(bev_);
+  }
 }
 
 void Connection::Start() {
   bufferevent_setcb(bev_, OnRead, OnWrite, OnEvent, this);
+  bufferevent_setwatermark(bev_, EV_WRITE, kResumeOutputBytes, 0);
   bufferevent_enable(bev_, EV_READ | EV_WRITE);
 }
 
@@ -40,13 +61,42 @@ void Connection::Close() {
   worker_->Forget(session_->id);
 }  // destroys this
 
+void Connection::FlushBeforeShutdown() {
+  evbuffer* output = bufferevent_get_output(bev_);
+  evutil_socket_t fd = bufferevent_getfd(bev_);
+  while (evbuffer_get_length(output) > 0 && evbuffer_write(output, fd) > 0) {
+  }
+}
+
 void Connection::OnRead(bufferevent*, void* arg) {
   static_cast<Connection*>(arg)->HandleInput();
 }
 
 void Connection::OnWrite(bufferevent* bev, void* arg) {
   auto* self = static_cast<Connection*>(arg);
-  if (self->closing_ && evbuffer_get_length(bufferevent_get_output(bev)) == 0) self->Close();
+  size_t pending = evbuffer_get_length(bufferevent_get_output(bev));
+  if (self->paused_ && pending <= kResumeOutputBytes) {
+    self->paused_ = false;
+    bufferevent_enable(bev, EV_READ);
+    // ProcessCommands may close (and destroy) the connection: nothing after it.
+    if (!self->session_->block.active && !self->session_->awaiting_reply)
+      return self->ProcessCommands();
+  }
+  if (pending != 0) return;
+  if (self->handing_over_) return self->HandOver();
+  if (self->closing_) self->Close();
+}
+
+void Connection::HandOver() {
+  int fd = ::dup(bufferevent_getfd(bev_));
+  std::function<void(int)> take = std::move(session_->take_socket);
+  session_->take_socket = nullptr;
+  Close();  // destroys this; the duplicate keeps the socket open
+  if (fd < 0) {
+    LOG(WARNING) << "can't hand a connection over: dup failed";
+    return;
+  }
+  take(fd);
 }
 
 void Connection::OnEvent(bufferevent*, short events, void* arg) {
@@ -54,12 +104,55 @@ void Connection::OnEvent(bufferevent*, short events, void* arg) {
   if (events & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) self->Close();
 }
 
+void Connection::OnOutputChanged(evbuffer* buffer, const evbuffer_cb_info*, void* arg) {
+  auto* self = static_cast<Connection*>(arg);
+  self->session_->output_buffer_bytes.store(evbuffer_get_length(buffer), std::memory_order_relaxed);
+}
+
 void Connection::Flush(std::string& out) {
   if (out.empty()) return;
   worker_->state()->counters.net_output_bytes.fetch_add(static_cast<int64_t>(out.size()),
                                                         std::memory_order_relaxed);
-  bufferevent_write(bev_, out.data(), out.size());
+  // Write straight to the socket when nothing is queued before this reply, as Redis does:
+  // handing it to the bufferevent would register interest in writability (an epoll_ctl), wait
+  // for the next loop turn and deregister again, for every reply. Only what the socket does
+  // not take now (or an error, which the bufferevent then reports) goes through the buffer.
+  size_t written = 0;
+  if (evbuffer_get_length(bufferevent_get_output(bev_)) == 0) {
+    ssize_t n = send(bufferevent_getfd(bev_), out.data(), out.size(), MSG_NOSIGNAL);
+    if (n > 0) written = static_cast<size_t>(n);
+  }
+  size_t rest = out.size() - written;
+  if (rest > 0 && rest < kFlushThreshold) {
+    bufferevent_write(bev_, out.data() + written, rest);
+  } else if (rest > 0) {
+    // Large replies are handed over without a copy, so one never takes twice its size.
+    auto* owned = new std::string(std::move(out));
+    evbuffer_add_reference(bufferevent_get_output(bev_), owned->data() + written, rest,
+                           FreeOwnedString, owned);
+  }
   out.clear();
+  EnforceOutputLimit();
+}
+
+void Connection::EnforceOutputLimit() {
+  OutputBufferLimit limit = worker_->state()->config->output_buffer_limit(session_->client_class());
+  if (!limit.enabled() || closing_) return;
+  size_t unsent = session_->output_buffer_bytes.load(std::memory_order_relaxed);
+  if (!session_->output.OverLimit(unsent, limit, UnixMillis())) return;
+  LOG(WARNING) << "Client id=" << session_->id << " addr=" << session_->addr
+               << " closed for overcoming of output buffer limits.";
+  // Nothing more is read or written; the worker destroys the connection on its next turn.
+  closing_ = true;
+  bufferevent_disable(bev_, EV_READ | EV_WRITE);
+  worker_->CloseClient(session_->id);
+}
+
+void Connection::DeliverMessages() {
+  std::string out;
+  Reply reply(&out, session_->resp);
+  WriteQueuedMessages(*session_, reply);
+  if (!closing_) Flush(out);
 }
 
 void Connection::HandleInput() {
@@ -82,10 +175,12 @@ void Connection::HandleInput() {
   if (static_cast<int64_t>(reader_.buffered()) >
       state->config->client_query_buffer_limit.load(std::memory_order_relaxed)) {
     LOG(WARNING) << "closing client " << session_->addr << ": query buffer limit exceeded";
+    state->counters.query_buffer_disconnections++;
     return Close();
   }
-  // A parked client keeps its later commands buffered until it is served or times out.
-  if (!session_->block.active) ProcessCommands();
+  // A parked client keeps its later commands buffered until it is served or times out; so does
+  // one whose script runs on the offload thread, and a paused one until its output drains.
+  if (!session_->block.active && !session_->awaiting_reply && !paused_) ProcessCommands();
 }
 
 void Connection::ProcessCommands() {
@@ -94,8 +189,14 @@ void Connection::ProcessCommands() {
   limits.max_bulk_len = state->config->proto_max_bulk_len.load(std::memory_order_relaxed);
   std::string out;
   std::vector<std::string> argv;
-  while (!closing_ && !session_->block.active) {
-    limits.authenticated = session_->authenticated;
+  evbuffer* output = bufferevent_get_output(bev_);
+  while (!closing_ && !handing_over_ && !session_->block.active && !session_->awaiting_reply) {
+    if (evbuffer_get_length(output) + out.size() >= kPauseOutputBytes) {
+      paused_ = true;
+      bufferevent_disable(bev_, EV_READ);
+      break;
+    }
+    limits.authenticated = !AuthRequired(*state, *session_);
     RespReader::Result r = reader_.Next(&argv, limits);
     if (r == RespReader::Result::kNeedMore) break;
     if (r == RespReader::Result::kError) {
@@ -105,6 +206,7 @@ void Connection::ProcessCommands() {
     }
     Dispatch(*state, *session_, argv, &out);
     if (session_->close_after_reply) closing_ = true;
+    if (session_->take_socket) handing_over_ = true;
     if (out.size() >= kFlushThreshold) Flush(out);
   }
   session_->query_buffer_bytes = reader_.buffered();
@@ -114,6 +216,11 @@ void Connection::ProcessCommands() {
 void Connection::AfterCommands(std::string& out) {
   Flush(out);
   if (session_->block.active) ArmBlockTimer();
+  if (handing_over_) {
+    bufferevent_disable(bev_, EV_READ);
+    if (evbuffer_get_length(bufferevent_get_output(bev_)) == 0) HandOver();
+    return;
+  }
   if (closing_) {
     bufferevent_disable(bev_, EV_READ);
     if (evbuffer_get_length(bufferevent_get_output(bev_)) == 0) Close();
@@ -147,6 +254,13 @@ void Connection::RetryBlocked() {
   ProcessCommands();
 }
 
+void Connection::DeliverOffloaded(std::string reply) {
+  if (!session_->awaiting_reply) return;
+  session_->awaiting_reply = false;
+  Flush(reply);
+  ProcessCommands();
+}
+
 void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Connection*>(arg);
   Session& session = *self->session_;
@@ -154,7 +268,9 @@ void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
   self->worker_->state()->blocking.Unblock(session);
   std::string out;
   Reply reply(&out, session.resp);
-  if (session.block.timeout_replies_null_array) {
+  if (session.block.timeout_reply) {
+    session.block.timeout_reply(reply);
+  } else if (session.block.timeout_replies_null_array) {
     reply.NullArray();
   } else {
     reply.Null();

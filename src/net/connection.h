@@ -3,9 +3,12 @@
 // Reads whatever arrived, lets the RespReader cut it into commands, runs each through the
 // dispatcher and writes all replies of one read in a single write, which is what makes
 // pipelining cheap. A protocol error gets its "-ERR Protocol error: ..." reply and closes this
-// connection only.
+// connection only. Pub/sub messages published on other threads arrive through the session's
+// ClientOutput and the worker (DeliverMessages), never by another thread writing here. Replies
+// and messages not yet written count against client-output-buffer-limit.
 #pragma once
 
+#include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
@@ -27,8 +30,15 @@ class Connection {
   void Start();
   // Closes now (CLIENT KILL, idle timeout, server stop).
   void Close();
+  // Server stop: hands the replies already computed to the socket without blocking, so a
+  // client mid-pipeline gets every reply the kernel can take before the connection closes.
+  void FlushBeforeShutdown();
   // Runs the parked blocking command again after a write to one of its keys.
   void RetryBlocked();
+  // Sends the reply of the command the offload thread ran for this client, then resumes it.
+  void DeliverOffloaded(std::string reply);
+  // Writes the pub/sub messages other threads queued for this client.
+  void DeliverMessages();
   Session& session() { return *session_; }
 
  private:
@@ -36,19 +46,27 @@ class Connection {
   static void OnWrite(bufferevent* bev, void* arg);
   static void OnEvent(bufferevent* bev, short events, void* arg);
   static void OnBlockTimeout(evutil_socket_t, short, void* arg);
+  static void OnOutputChanged(evbuffer* buffer, const evbuffer_cb_info* info, void* arg);
   void HandleInput();
   // Runs every complete buffered command until input runs out, the client blocks or closes.
   void ProcessCommands();
   void AfterCommands(std::string& out);
   void ArmBlockTimer();
   void Flush(std::string& out);
+  // Closes the client if its unsent output passed client-output-buffer-limit.
+  void EnforceOutputLimit();
+  // Gives the socket to the session's take_socket (REPLSYNC) and destroys this connection.
+  void HandOver();
 
   Worker* worker_;
   bufferevent* bev_;
   std::shared_ptr<Session> session_;
   RespReader reader_;
-  bool closing_ = false;  // waiting for the last reply to drain
+  bool closing_ = false;       // waiting for the last reply to drain
+  bool handing_over_ = false;  // waiting for the last reply to drain before HandOver()
+  bool paused_ = false;        // too much output waiting: no commands run until it drains
   event* block_timer_ = nullptr;
+  evbuffer_cb_entry* output_watch_ = nullptr;  // keeps session().output_buffer_bytes current
 };
 
 }  // namespace basalt

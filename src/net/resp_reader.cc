@@ -10,90 +10,7 @@ namespace basalt {
 namespace {
 constexpr size_t kInlineMax = 64 * 1024;  // Redis PROTO_INLINE_MAX_SIZE
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 }  // namespace
-
-bool SplitInlineArgs(std::string_view line, std::vector<std::string>* args) {
-  size_t i = 0, n = line.size();
-  while (true) {
-    while (i < n && isspace(static_cast<unsigned char>(line[i]))) i++;
-    if (i >= n) return true;
-    std::string current;
-    bool in_double = false, in_single = false, done = false;
-    while (!done) {
-      if (in_double) {
-        if (i >= n) return false;
-        if (line[i] == '\\' && i + 3 < n && line[i + 1] == 'x' && HexValue(line[i + 2]) >= 0 &&
-            HexValue(line[i + 3]) >= 0) {
-          current.push_back(static_cast<char>(HexValue(line[i + 2]) * 16 + HexValue(line[i + 3])));
-          i += 3;
-        } else if (line[i] == '\\' && i + 1 < n) {
-          i++;
-          char c = line[i];
-          switch (c) {
-            case 'n':
-              c = '\n';
-              break;
-            case 'r':
-              c = '\r';
-              break;
-            case 't':
-              c = '\t';
-              break;
-            case 'b':
-              c = '\b';
-              break;
-            case 'a':
-              c = '\a';
-              break;
-            default:
-              break;
-          }
-          current.push_back(c);
-        } else if (line[i] == '"') {
-          // A closing quote must be followed by a space or the end.
-          if (i + 1 < n && !isspace(static_cast<unsigned char>(line[i + 1]))) return false;
-          done = true;
-        } else {
-          current.push_back(line[i]);
-        }
-      } else if (in_single) {
-        if (i >= n) return false;
-        if (line[i] == '\\' && i + 1 < n && line[i + 1] == '\'') {
-          i++;
-          current.push_back('\'');
-        } else if (line[i] == '\'') {
-          if (i + 1 < n && !isspace(static_cast<unsigned char>(line[i + 1]))) return false;
-          done = true;
-        } else {
-          current.push_back(line[i]);
-        }
-      } else {
-        if (i >= n) {
-          done = true;
-          break;
-        }
-        char c = line[i];
-        if (c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\0') {
-          done = true;
-        } else if (c == '"') {
-          in_double = true;
-        } else if (c == '\'') {
-          in_single = true;
-        } else {
-          current.push_back(c);
-        }
-      }
-      if (i < n) i++;
-    }
-    args->push_back(std::move(current));
-  }
-}
 
 RespReader::Result RespReader::Fail(const std::string& msg) {
   error_ = "Protocol error: " + msg;
@@ -103,7 +20,13 @@ RespReader::Result RespReader::Fail(const std::string& msg) {
 void RespReader::Compact() {
   if (pos_ == 0) return;
   if (pos_ >= buffer_.size()) {
-    buffer_.clear();
+    // An idle connection must not keep the memory of its largest command for its whole life.
+    constexpr size_t kKeptCapacity = 64 * 1024;
+    if (buffer_.capacity() > kKeptCapacity) {
+      std::string().swap(buffer_);
+    } else {
+      buffer_.clear();
+    }
   } else if (pos_ > 4096 && pos_ * 2 > buffer_.size()) {
     buffer_.erase(0, pos_);
   } else {
@@ -139,7 +62,7 @@ RespReader::Result RespReader::ParseInline(std::vector<std::string>* argv) {
   std::string_view line(start, len);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   argv->clear();
-  if (!SplitInlineArgs(line, argv)) return Fail("unbalanced quotes in request");
+  if (!SplitArgs(line, argv)) return Fail("unbalanced quotes in request");
   pos_ += len + 1;
   return Result::kCommand;
 }
@@ -186,8 +109,8 @@ RespReader::Result RespReader::ParseMultibulk(std::vector<std::string>* argv,
       if (!limits.authenticated && *len > 16384) return Fail("unauthenticated bulk length");
       pos_ += (cr - start) + 2;
       bulk_len_ = *len;
-      // Large arguments: make room once instead of growing the buffer chunk by chunk.
-      if (bulk_len_ >= 32 * 1024) buffer_.reserve(pos_ + bulk_len_ + 2);
+      // No room is reserved for the declared length: a client could declare 512 MB and send
+      // nothing. The buffer grows geometrically as the bytes actually arrive.
     }
     if (buffer_.size() - pos_ < static_cast<size_t>(bulk_len_) + 2) return Result::kNeedMore;
     pending_.emplace_back(buffer_.data() + pos_, bulk_len_);

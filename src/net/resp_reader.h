@@ -47,9 +47,4 @@ class RespReader {
   std::string error_;
 };
 
-// Splits an inline command line like Redis's sdssplitargs: whitespace separated, "double
-// quotes" with \n \r \t \b \a \\ \" \xHH escapes, 'single quotes' with \' only. Returns false
-// for unbalanced quotes.
-bool SplitInlineArgs(std::string_view line, std::vector<std::string>* args);
-
 }  // namespace basalt

@@ -18,6 +18,7 @@ namespace basalt {
 
 namespace {
 
+// Redis 7.0's text, word for word (its "Setup a an" included): clients and scripts match it.
 constexpr const char* kProtectedModeText =
     "-DENIED Redis is running in protected mode because protected mode is enabled and no password "
     "is set for the default user. In this mode connections are only accepted from the loopback "
@@ -28,7 +29,7 @@ constexpr const char* kProtectedModeText =
     "so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just disable "
     "the protected mode by editing the Redis configuration file, and setting the protected mode "
     "option to 'no', and then restarting the server. 3) If you started the server manually just "
-    "for testing, restart it with the '--protected-mode no' option. 4) Set up an authentication "
+    "for testing, restart it with the '--protected-mode no' option. 4) Setup a an authentication "
     "password for the default user. NOTE: You only need to do one of the above things in order "
     "for the server to start accepting connections from the outside.\r\n";
 
@@ -127,6 +128,9 @@ void NetworkServer::Run() {
     evconnlistener_free(listener_);
     listener_ = nullptr;
   }
+  // A script still running (on the offload thread, or inside an EXEC on a worker) stops at its
+  // next hook and its writes are dropped, so that stopping never waits for it.
+  state_->script_guard.AbortForShutdown();
   for (auto& w : workers_) w->Stop();
 }
 
@@ -144,8 +148,8 @@ void NetworkServer::Accept(evutil_socket_t fd, const sockaddr* addr) {
     state_->counters.rejected_connections++;
     return RejectWith(fd, "-ERR max number of clients reached\r\n");
   }
-  if (config->GetBool("protected-mode") && config->GetString("requirepass").empty() &&
-      !IsLoopback(addr)) {
+  // Redis's rule: while the default user has no password, only loopback clients get in.
+  if (config->GetBool("protected-mode") && state_->acl.DefaultUserIsNoPass() && !IsLoopback(addr)) {
     state_->counters.rejected_connections++;
     return RejectWith(fd, kProtectedModeText);
   }

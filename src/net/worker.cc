@@ -3,13 +3,29 @@
 #include <glog/logging.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "common/clock.h"
 #include "net/connection.h"
 
 namespace basalt {
 
+namespace {
+// Callbacks run before the loop polls sockets again. Other threads re-activate `notify_` while
+// it runs (publishers on other workers queue messages continuously); without a bound libevent
+// would run it again and again in the same round and never read this worker's sockets.
+constexpr int kMaxCallbacksPerPoll = 16;
+// Clients whose queued messages one round writes; the rest wait for the next round, after the
+// sockets were polled, so that a flood of messages cannot hold up reading (and noticing
+// disconnects) on this worker.
+constexpr size_t kDeliveriesPerRound = 64;
+}  // namespace
+
 Worker::Worker(ServerState* state) : state_(state) {
-  base_ = event_base_new();
+  event_config* config = event_config_new();
+  event_config_set_max_dispatch_interval(config, nullptr, kMaxCallbacksPerPoll, 0);
+  base_ = event_base_new_with_config(config);
+  event_config_free(config);
   notify_ = event_new(base_, -1, 0, OnNotify, this);
   tick_ = event_new(base_, -1, EV_PERSIST, OnTick, this);
   timeval one_second{1, 0};
@@ -51,6 +67,22 @@ void Worker::WakeClient(uint64_t id) {
   event_active(notify_, EV_READ, 0);
 }
 
+void Worker::DeliverReply(uint64_t id, std::string reply) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    deliver_queue_.emplace_back(id, std::move(reply));
+  }
+  event_active(notify_, EV_READ, 0);
+}
+
+void Worker::DeliverMessages(uint64_t id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    message_queue_.push_back(id);
+  }
+  event_active(notify_, EV_READ, 0);
+}
+
 void Worker::Stop() {
   if (!thread_.joinable()) return;
   {
@@ -73,16 +105,25 @@ void Worker::DrainQueue() {
   std::vector<Pending> adopt;
   std::vector<uint64_t> close;
   std::vector<uint64_t> wake;
+  std::vector<std::pair<uint64_t, std::string>> deliver;
+  std::vector<uint64_t> messages;
+  bool more_messages = false;
   bool stopping;
   {
     std::lock_guard<std::mutex> lock(mu_);
     adopt.swap(adopt_queue_);
     close.swap(close_queue_);
     wake.swap(wake_queue_);
+    deliver.swap(deliver_queue_);
+    size_t n = std::min(message_queue_.size(), kDeliveriesPerRound);
+    messages.assign(message_queue_.begin(), message_queue_.begin() + n);
+    message_queue_.erase(message_queue_.begin(), message_queue_.begin() + n);
+    more_messages = !message_queue_.empty();
     stopping = stopping_;
   }
   if (stopping) {
     for (auto& p : adopt) ::close(p.fd);
+    for (auto& [id, conn] : connections_) conn->FlushBeforeShutdown();
     connections_.clear();
     event_base_loopbreak(base_);
     return;
@@ -95,10 +136,12 @@ void Worker::DrainQueue() {
     session->laddr = std::move(p.local);
     session->created_ms = UnixMillis();
     session->last_interaction_ms = session->created_ms;
-    session->authenticated = state_->config->GetString("requirepass").empty();
+    session->authenticated = !state_->acl.AuthRequired();
     uint64_t id = session->id;
     session->close_hook = [this, id] { CloseClient(id); };
     session->wake_hook = [this, id] { WakeClient(id); };
+    session->deliver_hook = [this, id](std::string reply) { DeliverReply(id, std::move(reply)); };
+    session->output.SetHooks([this, id] { DeliverMessages(id); }, [this, id] { CloseClient(id); });
     auto conn = std::make_unique<Connection>(this, p.fd, session);
     state_->clients.Add(session);
     Connection* raw = conn.get();
@@ -110,6 +153,15 @@ void Worker::DrainQueue() {
     auto it = connections_.find(id);
     if (it != connections_.end()) it->second->RetryBlocked();
   }
+  for (auto& [id, reply] : deliver) {
+    auto it = connections_.find(id);
+    if (it != connections_.end()) it->second->DeliverOffloaded(std::move(reply));
+  }
+  for (uint64_t id : messages) {
+    auto it = connections_.find(id);
+    if (it != connections_.end()) it->second->DeliverMessages();
+  }
+  if (more_messages) event_active(notify_, EV_READ, 0);
 }
 
 void Worker::OnTick(evutil_socket_t, short, void* arg) {
@@ -120,7 +172,9 @@ void Worker::OnTick(evutil_socket_t, short, void* arg) {
   std::vector<uint64_t> idle;
   for (auto& [id, conn] : self->connections_) {
     Session& s = conn->session();
-    if (s.block.active) continue;  // parked clients wait as long as their command asked
+    // Parked clients wait as long as their command asked, and a script's client for its script.
+    if (s.block.active || s.awaiting_reply) continue;
+    if (s.subscriptions.total() > 0) continue;  // subscribers wait for messages, as in Redis
     // Clients in the middle of MULTI are idle-closed like any other, as in Redis.
     if (now - s.last_interaction_ms.load() > timeout * 1000) idle.push_back(id);
   }

@@ -4,6 +4,7 @@
 #include <event2/event.h>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -22,10 +23,13 @@ class Worker {
   ~Worker();
 
   void Start();
-  // Both are safe from any thread.
+  // Safe from any thread.
   void Adopt(int fd, std::string peer, std::string local);
   void CloseClient(uint64_t id);
   void WakeClient(uint64_t id);
+  void DeliverReply(uint64_t id, std::string reply);
+  // Asks the client's connection to write the pub/sub messages queued for it.
+  void DeliverMessages(uint64_t id);
   void Stop();
 
   // Called by a connection when it is finished.
@@ -53,6 +57,8 @@ class Worker {
   std::vector<Pending> adopt_queue_;
   std::vector<uint64_t> close_queue_;
   std::vector<uint64_t> wake_queue_;
+  std::vector<std::pair<uint64_t, std::string>> deliver_queue_;
+  std::deque<uint64_t> message_queue_;  // each client at most once (ClientOutput coalesces)
   bool stopping_ = false;
 
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;

@@ -15,6 +15,8 @@ struct ServerCounters {
   std::atomic<int64_t> keyspace_hits{0};
   std::atomic<int64_t> keyspace_misses{0};
   std::atomic<int64_t> error_replies{0};
+  std::atomic<int64_t> query_buffer_disconnections{0};
+  std::atomic<int64_t> reply_size_disconnections{0};
 
   void Reset() {
     connections_received = 0;
@@ -25,6 +27,8 @@ struct ServerCounters {
     keyspace_hits = 0;
     keyspace_misses = 0;
     error_replies = 0;
+    query_buffer_disconnections = 0;
+    reply_size_disconnections = 0;
   }
 };
 

@@ -25,7 +25,8 @@ class Batch {
   void Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value);
   void DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rocksdb::Slice& end);
   // An iterator over the database with this batch's writes applied on top. `options` (and the
-  // bounds it points to) must outlive the iterator.
+  // bounds it points to) must outlive the iterator, and writes to the batch after its creation
+  // are not seen by it (RocksDB forbids changing a batch under its iterators).
   std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf, rocksdb::ReadOptions* options);
 
   bool empty() { return batch_.GetWriteBatch()->Count() == 0; }

@@ -3,16 +3,25 @@
 #include <glog/logging.h>
 #include <rocksdb/cache.h>
 #include <rocksdb/convenience.h>
+#include <rocksdb/listener.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <filesystem>
 
+#include "common/clock.h"
+#include "storage/info_logger.h"
 #include "storage/options.h"
 
 namespace basalt {
 
 const char* ColumnFamilyName(ColumnFamily cf) {
-  static const char* kNames[] = {"default", "metadata",  "subkey", "zset_score",
-                                 "pubsub",  "propagate", "expire", "counters"};
+  static const char* kNames[] = {"default",   "metadata", "subkey",   "zset_score", "pubsub",
+                                 "propagate", "expire",   "counters", "large_value"};
   return kNames[static_cast<int>(cf)];
 }
 
@@ -26,26 +35,41 @@ Durability ParseDurability(const std::string& v) {
 
 bool IsBlobColumnFamily(int i) {
   return i == static_cast<int>(ColumnFamily::kMetadata) ||
-         i == static_cast<int>(ColumnFamily::kSubkey);
+         i == static_cast<int>(ColumnFamily::kSubkey) ||
+         i == static_cast<int>(ColumnFamily::kLargeValue);
 }
 
 }  // namespace
 
+// Forwards RocksDB's background-error events to the engine. Soft errors (a failed compaction)
+// leave writes working and are not reported; hard ones stop writes until recovery.
+class StorageErrorListener : public rocksdb::EventListener {
+ public:
+  explicit StorageErrorListener(Engine* engine) : engine_(engine) {}
+  void OnBackgroundError(rocksdb::BackgroundErrorReason, rocksdb::Status* error) override {
+    if (error->severity() >= rocksdb::Status::Severity::kHardError)
+      engine_->NoteStorageError(*error);
+  }
+  void OnErrorRecoveryEnd(const rocksdb::BackgroundErrorRecoveryInfo& info) override {
+    if (info.new_bg_error.ok()) engine_->NoteRecovered();
+  }
+
+ private:
+  Engine* engine_;
+};
+
 StatusOr<std::unique_ptr<Engine>> Engine::Open(Config* config, const ColumnFamilyHooks& hooks) {
   std::unique_ptr<Engine> engine(new Engine());
-  engine->path_ = config->GetString("dir");
-  EngineOptions options = BuildEngineOptions(*config, hooks);
-  engine->statistics_ = options.db.statistics;
-  engine->block_cache_ = options.block_cache;
-  engine->row_cache_ = options.row_cache;
+  // Without a trailing slash, so that SiblingPath() names a sibling and not a child.
+  engine->path_ = std::filesystem::path(config->GetString("dir")).lexically_normal().string();
+  while (engine->path_.size() > 1 && engine->path_.back() == '/') engine->path_.pop_back();
+  engine->config_ = config;
+  engine->hooks_ = hooks;
   engine->durability_ = ParseDurability(config->GetString("durability"));
-
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::Status s =
-      rocksdb::DB::Open(options.db, engine->path_, options.column_families, &handles, &engine->db_);
-  if (!s.ok())
-    return Status::IOError("can't open RocksDB at '" + engine->path_ + "': " + s.ToString());
-  for (size_t i = 0; i < handles.size(); i++) engine->handles_[i] = handles[i];
+  Status s = engine->RecoverInterruptedSwap();
+  if (!s.ok()) return s;
+  s = engine->OpenDb();
+  if (!s.ok()) return s;
 
   Engine* raw = engine.get();
   config->AddApplyHook("rocksdb.", [raw](const std::string& name, const std::string& value) {
@@ -55,8 +79,148 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(Config* config, const ColumnFamil
     raw->durability_ = ParseDurability(value);
     return Status::OK();
   });
-  engine->lazy_sync_thread_ = std::thread([raw] { raw->LazySyncLoop(); });
   return engine;
+}
+
+Status Engine::OpenDb() {
+  EngineOptions options = BuildEngineOptions(*config_, hooks_);
+  options.db.info_log = InfoLogger::Open(path_);
+  options.db.listeners.push_back(std::make_shared<StorageErrorListener>(this));
+  statistics_ = options.db.statistics;
+  block_cache_ = options.block_cache;
+  row_cache_ = options.row_cache;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::Status s = rocksdb::DB::Open(options.db, path_, options.column_families, &handles, &db_);
+  if (!s.ok()) {
+    db_ = nullptr;
+    return Status::IOError("can't open RocksDB at '" + path_ + "': " + s.ToString());
+  }
+  for (size_t i = 0; i < handles.size(); i++) handles_[i] = handles[i];
+  ready_.store(true, std::memory_order_release);
+  closing_ = false;
+  lazy_sync_thread_ = std::thread([this] { LazySyncLoop(); });
+  return Status::OK();
+}
+
+std::string Engine::SiblingPath(const std::string& suffix) const {
+  return path_ + suffix;
+}
+
+namespace {
+
+bool HoldsDatabase(const std::filesystem::path& dir) {
+  std::error_code ec;
+  return std::filesystem::exists(dir / "CURRENT", ec);
+}
+
+Status SyncDirectory(const std::filesystem::path& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return Status::IOError("can't open " + dir.string() + ": " + strerror(errno));
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return Status::IOError("can't fsync " + dir.string() + ": " + strerror(errno));
+  return Status::OK();
+}
+
+Status RenamePath(const std::filesystem::path& from, const std::filesystem::path& to) {
+  std::error_code ec;
+  std::filesystem::rename(from, to, ec);
+  if (ec) return Status::IOError("can't rename " + from.string() + ": " + ec.message());
+  return Status::OK();
+}
+
+}  // namespace
+
+// ReplaceData() moves the current data to "<dir>.replaced", moves the new data to "<dir>" and
+// then deletes "<dir>.replaced". If "<dir>.replaced" exists at start-up, a crash interrupted
+// that: the swap completed if "<dir>" holds a database, otherwise the old data goes back.
+Status Engine::RecoverInterruptedSwap() {
+  std::filesystem::path dir(path_), old(SiblingPath(".replaced"));
+  std::error_code ec;
+  if (!std::filesystem::exists(old, ec)) return Status::OK();
+  if (HoldsDatabase(dir)) {
+    LOG(WARNING) << "removing " << old << " left by an interrupted data swap";
+    std::filesystem::remove_all(old, ec);
+    return Status::OK();
+  }
+  LOG(WARNING) << "restoring " << old << ": a data swap was interrupted before it completed";
+  std::filesystem::remove_all(dir, ec);
+  return RenamePath(old, dir);
+}
+
+Status Engine::ReplaceData(const std::string& source_dir) {
+  if (!HoldsDatabase(source_dir))
+    return Status::InvalidArgument(source_dir + " does not hold a RocksDB database");
+  std::filesystem::path dir(path_), old(SiblingPath(".replaced")),
+      parent = std::filesystem::absolute(dir).parent_path();
+  std::error_code ec;
+  std::filesystem::remove_all(old, ec);
+  Close();
+  Status s = RenamePath(dir, old);
+  if (s.ok()) s = RenamePath(source_dir, dir);
+  if (s.ok()) s = SyncDirectory(parent);
+  if (s.ok()) s = OpenDb();
+  if (s.ok()) {
+    std::filesystem::remove_all(old, ec);
+    return Status::OK();
+  }
+  LOG(ERROR) << "replacing the data failed (" << s.message() << "); putting the old data back";
+  if (db_ != nullptr) Close();
+  if (std::filesystem::exists(old, ec)) {
+    std::filesystem::remove_all(dir, ec);
+    Status back = RenamePath(old, dir);
+    if (!back.ok()) LOG(ERROR) << back.message();
+  }
+  Status reopened = OpenDb();
+  if (!reopened.ok()) LOG(FATAL) << "can't reopen the old data: " << reopened.message();
+  return s;
+}
+
+uint64_t Engine::WaitForSequenceAbove(uint64_t seq, std::chrono::milliseconds timeout) {
+  uint64_t latest = LatestSequence();
+  if (latest > seq) return latest;
+  seq_waiters_.fetch_add(1);
+  {
+    std::unique_lock<std::mutex> lock(seq_mu_);
+    seq_cv_.wait_for(lock, timeout, [&] { return LatestSequence() > seq; });
+  }
+  seq_waiters_.fetch_sub(1);
+  return LatestSequence();
+}
+
+int64_t Engine::CommitTimeOf(uint64_t seq) {
+  std::lock_guard<std::mutex> lock(clock_mu_);
+  size_t n = std::min(commit_sample_count_, kCommitSamples);
+  if (n == 0) return UnixMillis();
+  // Samples are in ring order, oldest at (count - n); binary search the first with seq >= `seq`.
+  size_t lo = 0, hi = n;
+  size_t base = commit_sample_count_ - n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (commit_samples_[(base + mid) % kCommitSamples].first >= seq) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  if (lo == n) return UnixMillis();
+  return commit_samples_[(base + lo) % kCommitSamples].second;
+}
+
+void Engine::NotifyWriters() {
+  int64_t now = UnixMillis();
+  if (now - last_commit_sample_ms_.load(std::memory_order_relaxed) >= 10) {
+    std::lock_guard<std::mutex> lock(clock_mu_);
+    if (now - last_commit_sample_ms_.load(std::memory_order_relaxed) >= 10) {
+      last_commit_sample_ms_ = now;
+      commit_samples_[commit_sample_count_++ % kCommitSamples] = {LatestSequence(), now};
+    }
+  }
+  // Pairs with the waiter's increment before it re-checks the sequence under the mutex.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (seq_waiters_.load() == 0) return;
+  std::lock_guard<std::mutex> lock(seq_mu_);
+  seq_cv_.notify_all();
 }
 
 Engine::~Engine() {
@@ -89,11 +253,54 @@ Status Engine::ApplyLiveOption(const std::string& name, const std::string& value
 rocksdb::Status Engine::Write(rocksdb::WriteBatch* batch) {
   rocksdb::WriteOptions wo;
   wo.sync = durability() == Durability::kSync;
-  return db_->Write(wo, batch);
+  rocksdb::Status s = db_->Write(wo, batch);
+  if (s.ok()) NotifyWriters();
+  // An I/O error on the write path (WAL append or sync) stops RocksDB's writes; if it did not,
+  // the next Resume() attempt finds nothing to do and clears the state at once.
+  if (s.IsIOError() || s.IsCorruption()) NoteStorageError(s);
+  return s;
+}
+
+StorageHealth Engine::health() const {
+  std::lock_guard<std::mutex> lock(health_mu_);
+  return health_;
+}
+
+void Engine::NoteStorageError(const rocksdb::Status& s) {
+  std::lock_guard<std::mutex> lock(health_mu_);
+  health_.last_error = s.ToString();
+  if (health_.writes_stopped) return;
+  health_.writes_stopped = true;
+  health_.errors++;
+  writes_stopped_ = true;
+  LOG(ERROR) << "storage error, writes are refused until it clears: " << health_.last_error;
+}
+
+void Engine::NoteRecovered() {
+  std::lock_guard<std::mutex> lock(health_mu_);
+  if (!health_.writes_stopped) return;
+  health_.writes_stopped = false;
+  health_.recoveries++;
+  writes_stopped_ = false;
+  LOG(WARNING) << "storage recovered, writes accepted again (last error: " << health_.last_error
+               << ")";
+}
+
+void Engine::TryResume() {
+  rocksdb::Status s = db_->Resume();
+  if (s.ok()) return NoteRecovered();
+  if (s.IsBusy()) return;  // RocksDB's own recovery is under way
+  std::lock_guard<std::mutex> lock(health_mu_);
+  health_.last_error = s.ToString();
 }
 
 rocksdb::Status Engine::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value,
                             const rocksdb::Snapshot* snapshot) const {
+  // Commands never get here while the data is being replaced (they wait for the keyspace
+  // lock), but the subkey compaction filter does, from RocksDB's background threads, as soon
+  // as the reopened database starts compacting.
+  if (!ready_.load(std::memory_order_acquire))
+    return rocksdb::Status::Incomplete("the database is being reopened");
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot;
   return db_->Get(ro, handles_[static_cast<int>(cf)], key, value);
@@ -118,10 +325,16 @@ void Engine::LazySyncLoop() {
   while (!closing_) {
     lazy_cv_.wait_for(lock, std::chrono::seconds(1));
     if (closing_) break;
-    if (durability() != Durability::kLazy) continue;
     lock.unlock();
-    rocksdb::Status s = db_->SyncWAL();
-    if (!s.ok()) LOG(WARNING) << "background WAL sync failed: " << s.ToString();
+    if (writes_stopped()) {
+      TryResume();
+    } else if (durability() == Durability::kLazy) {
+      rocksdb::Status s = db_->SyncWAL();
+      if (!s.ok()) {
+        LOG(WARNING) << "background WAL sync failed: " << s.ToString();
+        if (s.IsIOError()) NoteStorageError(s);
+      }
+    }
     lock.lock();
   }
 }
@@ -147,6 +360,7 @@ Status Engine::StartManualCompaction() {
 
 void Engine::Close() {
   if (db_ == nullptr) return;
+  ready_.store(false, std::memory_order_release);
   db_->DisableManualCompaction();
   if (manual_compaction_thread_.joinable()) manual_compaction_thread_.join();
   {

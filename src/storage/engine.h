@@ -5,6 +5,10 @@
 // commits write batches with the configured durability, and exposes RocksDB statistics for
 // INFO. Column-family-specific behaviour that depends on value encodings (compaction filters,
 // merge operators) is passed in by the layer that owns those encodings.
+//
+// For replication it also tells waiters when new writes commit (a master streams its WAL as it
+// grows) and can swap the whole database for a RocksDB checkpoint received from a master. The
+// swap is crash-safe: Open() finishes or rolls back a swap that a crash interrupted.
 #pragma once
 
 #include <rocksdb/db.h>
@@ -12,6 +16,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -28,13 +33,14 @@ namespace basalt {
 // and stays empty.
 enum class ColumnFamily : int {
   kDefault = 0,
-  kMetadata,   // one entry per user key: type, expiry, version, size; string values inline
-  kSubkey,     // collection members: hash fields, set members, list elements, ...
-  kZsetScore,  // sorted-set (score, member) index for ordered range reads
-  kPubsub,     // published messages, replicated to replicas' subscribers
-  kPropagate,  // non-data events replicas must replay
-  kExpire,     // expiry index: (expire time, db, key) so active expiry never scans keys
-  kCounters,   // exact per-database key counts, updated by merge in the same batch as writes
+  kMetadata,    // one entry per user key: type, expiry, version, size; string values inline
+  kSubkey,      // collection members: hash fields, set members, list elements, ...
+  kZsetScore,   // sorted-set (score, member) index for ordered range reads
+  kPubsub,      // published messages, replicated to replicas' subscribers
+  kPropagate,   // non-data events replicas must replay
+  kExpire,      // expiry index: (expire time, db, key) so active expiry never scans keys
+  kCounters,    // exact per-database key counts, updated by merge in the same batch as writes
+  kLargeValue,  // hash field values too large for their `subkey` entry (blob files)
   kCount
 };
 constexpr int kColumnFamilyCount = static_cast<int>(ColumnFamily::kCount);
@@ -48,6 +54,17 @@ struct ColumnFamilyHooks {
 };
 
 enum class Durability { kSync, kLazy, kNoSync };
+
+// Whether the database currently accepts writes. RocksDB stops writes after a hard background
+// error (a full disk, a failed WAL append or flush); reads keep working. The engine notices the
+// error (from a failed write or RocksDB's listener), and its background thread calls
+// DB::Resume() every second until RocksDB accepts writes again.
+struct StorageHealth {
+  bool writes_stopped = false;
+  std::string last_error;  // RocksDB's text of the last error seen (kept after recovery)
+  int64_t errors = 0;      // times writes stopped
+  int64_t recoveries = 0;  // times they resumed
+};
 
 class Engine {
  public:
@@ -74,6 +91,10 @@ class Engine {
   std::shared_ptr<rocksdb::Cache> block_cache() const { return block_cache_; }
   std::shared_ptr<rocksdb::Cache> row_cache() const { return row_cache_; }
 
+  // Cheap check for the command path: true while writes would fail.
+  bool writes_stopped() const { return writes_stopped_.load(std::memory_order_relaxed); }
+  StorageHealth health() const;
+
   // Compacts every column family to the bottom level on a background thread, which drops
   // everything the compaction filters reject. Busy if one is already running.
   Status StartManualCompaction();
@@ -82,18 +103,60 @@ class Engine {
   // Flushes and fsyncs the WAL, stops background work and closes the database.
   void Close();
 
+  // The sequence number of the latest committed write.
+  uint64_t LatestSequence() const { return db_->GetLatestSequenceNumber(); }
+  // Waits until a write with a sequence number above `seq` has committed, or `timeout` passed.
+  // Returns the latest sequence number.
+  uint64_t WaitForSequenceAbove(uint64_t seq, std::chrono::milliseconds timeout);
+  // About when (Unix ms, to ~10 ms) the write with sequence `seq` committed: writes sample the
+  // clock every 10 ms into a ring covering the last ~80 s; older writes report the oldest
+  // sample. Replication reports its lag in seconds from this.
+  int64_t CommitTimeOf(uint64_t seq);
+
+  // Replaces the whole database with the RocksDB directory `source_dir` (which is moved, not
+  // copied) and reopens it. The caller guarantees that nothing uses the database meanwhile:
+  // handles, iterators and snapshots taken before are invalid afterwards. If the new data
+  // cannot be opened, the old data is put back and reopened.
+  Status ReplaceData(const std::string& source_dir);
+  // "<data directory><suffix>": a sibling of the data directory, on the same file system (so
+  // that checkpoints can hard-link and swaps can rename).
+  std::string SiblingPath(const std::string& suffix) const;
+
  private:
   Engine() = default;
+  Status OpenDb();
+  friend class StorageErrorListener;
   Status ApplyLiveOption(const std::string& name, const std::string& value);
+  // Once a second: the lazy WAL sync, or DB::Resume() while writes are stopped.
   void LazySyncLoop();
+  void NoteStorageError(const rocksdb::Status& s);
+  void NoteRecovered();
+  void TryResume();
+  void NotifyWriters();
+  // Finishes or rolls back a ReplaceData() that a crash interrupted.
+  Status RecoverInterruptedSwap();
 
   rocksdb::DB* db_ = nullptr;
   std::array<rocksdb::ColumnFamilyHandle*, kColumnFamilyCount> handles_{};
+  std::atomic<bool> ready_{false};  // db_ and handles_ are usable (see Get())
   std::shared_ptr<rocksdb::Statistics> statistics_;
   std::shared_ptr<rocksdb::Cache> block_cache_;
   std::shared_ptr<rocksdb::Cache> row_cache_;
   std::string path_;
+  Config* config_ = nullptr;
+  ColumnFamilyHooks hooks_;
   std::atomic<Durability> durability_{Durability::kLazy};
+
+  // Writers notify WaitForSequenceAbove() callers; the count spares them the mutex otherwise.
+  std::mutex seq_mu_;
+  std::condition_variable seq_cv_;
+  std::atomic<int> seq_waiters_{0};
+
+  static constexpr size_t kCommitSamples = 8192;
+  std::mutex clock_mu_;
+  std::array<std::pair<uint64_t, int64_t>, kCommitSamples> commit_samples_{};  // (seq, ms)
+  size_t commit_sample_count_ = 0;  // ever written; the ring holds the last kCommitSamples
+  std::atomic<int64_t> last_commit_sample_ms_{0};
 
   std::thread manual_compaction_thread_;
   std::atomic<bool> manual_compaction_running_{false};
@@ -101,6 +164,10 @@ class Engine {
   std::mutex lazy_mu_;
   std::condition_variable lazy_cv_;
   bool closing_ = false;
+
+  std::atomic<bool> writes_stopped_{false};
+  mutable std::mutex health_mu_;
+  StorageHealth health_;  // guarded by health_mu_ (its writes_stopped mirrors writes_stopped_)
 };
 
 }  // namespace basalt

@@ -101,11 +101,17 @@ def free_port():
 
 
 def _normalize_args(args):
+    """(name, value) pairs; a tuple value is a directive with several words
+    (("rename-command", ("flushall", "")) gives --rename-command flushall "")."""
     if args is None:
         return []
     if isinstance(args, dict):
-        return [(str(k), str(v)) for k, v in args.items()]
-    return [(str(k), str(v)) for k, v in args]
+        args = args.items()
+    return [(str(k), tuple(map(str, v)) if isinstance(v, tuple) else str(v)) for k, v in args]
+
+
+def _option(name, value):
+    return ["--" + name] + (list(value) if isinstance(value, tuple) else [value])
 
 
 class ServerProcess:
@@ -138,14 +144,17 @@ class ServerProcess:
             cmd = [basalt_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
                    "--dir", self.dir]
             for k, v in self.args:
-                cmd += ["--" + k, v]
+                cmd += _option(k, v)
             return cmd
         cmd = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
                "--dir", self.dir, "--save", ""]
         opts = {}
+        directives = []
         persistent = self.persistent
         for k, v in self.args:
-            if k == "durability":
+            if isinstance(v, tuple):
+                directives += _option(k, v)
+            elif k == "durability":
                 # Basalt's durability maps onto the AOF fsync policy.
                 persistent = True
                 opts["appendfsync"] = {"sync": "always", "lazy": "everysec"}.get(v, v)
@@ -158,7 +167,7 @@ class ServerProcess:
             opts.setdefault("appendonly", "no")
         for k, v in opts.items():
             cmd += ["--" + k, v]
-        return cmd
+        return cmd + directives
 
     # ---- lifecycle ---------------------------------------------------------
     def log_tail(self, n=40):
@@ -371,3 +380,23 @@ def oracle():
         yield s
     finally:
         s.cleanup()
+
+
+@pytest.fixture
+def diff_pair(server, oracle, r):
+    """Factory of DiffPairs (diffpair.py, or a subclass given as cls=) between the server under
+    test and the oracle, both flushed first; they are closed after the test."""
+    from diffpair import DiffPair
+    o = oracle.client()
+    o.flushall()
+    o.close()
+    made = []
+
+    def make(seed, cls=DiffPair, **kw):
+        p = cls(server.port, oracle.port, seed, **kw)
+        made.append(p)
+        return p
+
+    yield make
+    for p in made:
+        p.close()
