@@ -6,11 +6,13 @@
 // the same commands and the same error. (Only for inputs under the 64 KiB inline limit: past
 // it, whether a long line without '\n' is an error legitimately depends on the chunking, as in
 // Redis.) The first byte selects the limits: authenticated or not, and a small bulk limit.
+// The same bytes also go through SplitArgs, the inline-command and config-line splitter.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/strutil.h"
 #include "net/resp_reader.h"
 
 namespace {
