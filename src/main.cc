@@ -150,6 +150,33 @@ std::string ExecutablePath(const char* argv0) {
   return std::string(buf, n);
 }
 
+// Routes events between the parts that main() creates: key writes wake blocked clients,
+// replica acknowledgements wake WAIT, and what arrives from a master beyond plain data
+// (published messages, script loads, a full sync's new data) reaches pub/sub and scripting.
+void ConnectEventHandlers(basalt::ServerState& state, basalt::ReplicationManager& replication,
+                          basalt::Scripting& scripting) {
+  state.keyspace->SetTouchListener(
+      [&state](uint8_t db, std::string_view key) { state.blocking.OnKeyTouched(db, key); });
+  replication.SetAckListener([&state] { state.blocking.OnReplicaAck(); });
+  // Published messages arrive with the master's batches; the replica's subscribers get them.
+  replication.SetEventHandler(
+      basalt::ColumnFamily::kPubsub, [&state](std::string_view, std::string_view value) {
+        basalt::PubsubRecord record;
+        if (!basalt::DecodePubsubRecord(value, &record)) return;
+        state.pubsub.Deliver(record.channel, record.message, record.sharded);
+      });
+  replication.SetEventHandler(
+      basalt::ColumnFamily::kPropagate,
+      [&scripting](std::string_view key, std::string_view value) {
+        scripting.OnReplicatedPut(key, value);
+      },
+      [&scripting](std::string_view key) { scripting.OnReplicatedDelete(key); });
+  replication.SetDataReplacedHandler([&scripting] {
+    basalt::Status reloaded = scripting.ReloadPersisted();
+    if (!reloaded.ok()) LOG(ERROR) << "reloading scripts after a full sync: " << reloaded.message();
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -212,26 +239,7 @@ int main(int argc, char** argv) {
   offloader.Start();
   state.offloader = &offloader;
 
-  state.keyspace->SetTouchListener(
-      [&state](uint8_t db, std::string_view key) { state.blocking.OnKeyTouched(db, key); });
-  replication.SetAckListener([&state] { state.blocking.OnReplicaAck(); });
-  // Published messages arrive with the master's batches; the replica's subscribers get them.
-  replication.SetEventHandler(
-      basalt::ColumnFamily::kPubsub, [&state](std::string_view, std::string_view value) {
-        basalt::PubsubRecord record;
-        if (!basalt::DecodePubsubRecord(value, &record)) return;
-        state.pubsub.Deliver(record.channel, record.message, record.sharded);
-      });
-  replication.SetEventHandler(
-      basalt::ColumnFamily::kPropagate,
-      [&scripting](std::string_view key, std::string_view value) {
-        scripting.OnReplicatedPut(key, value);
-      },
-      [&scripting](std::string_view key) { scripting.OnReplicatedDelete(key); });
-  replication.SetDataReplacedHandler([&scripting] {
-    basalt::Status reloaded = scripting.ReloadPersisted();
-    if (!reloaded.ok()) LOG(ERROR) << "reloading scripts after a full sync: " << reloaded.message();
-  });
+  ConnectEventHandlers(state, replication, scripting);
 
   basalt::Status s = replication.Start(state.tcp_port);
   if (!s.ok()) {

@@ -216,6 +216,94 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
   if (in_exec) Account(server, session, spec, argv, MonotonicMicros() - start);
 }
 
+namespace {
+
+// The checks between resolving a command and queueing or running it: authentication, ACL, the
+// RESP2 subscribed context, MULTI restrictions, a read-only replica and a failed disk. False
+// when one refused the command; the refusal is already in `reply`.
+bool Admitted(ServerState& server, Session& session, const CommandSpec& spec,
+              const std::vector<std::string>& argv, Reply& reply) {
+  if (!(spec.flags & kCmdNoAuth) && AuthRequired(server, session)) {
+    if (session.in_multi) session.multi_failed = true;
+    reply.Error("NOAUTH Authentication required.");
+    return false;
+  }
+  if (!AclPermitsOrReply(server, session, spec, argv, reply)) {
+    server.counters.error_replies++;
+    return false;
+  }
+  if (session.resp == 2 && session.subscriptions.total() > 0 && !(spec.flags & kCmdPubSubContext)) {
+    server.counters.error_replies++;
+    reply.Error(SubscribedContextError(spec, argv));
+    return false;
+  }
+  if (session.in_multi && (spec.flags & kCmdNoMulti)) {
+    session.multi_failed = true;
+    reply.Error("ERR Command not allowed inside a transaction");
+    return false;
+  }
+  if (session.in_multi && RejectedAsReplica(server, spec)) {
+    session.multi_failed = true;
+    reply.Error(kReadOnlyError);
+    return false;
+  }
+  if (RefuseWriteOnStorageError(server, spec, reply)) {
+    server.counters.error_replies++;
+    if (session.in_multi) session.multi_failed = true;
+    return false;
+  }
+  return true;
+}
+
+// Runs an admitted command under the keyspace lock and its key locks, in a fresh Context that
+// is committed before returning. `allowed_while_busy` commands run without the locks while a
+// script is busy, since they do not touch the key space. False when the command was refused
+// (BUSY, READONLY) instead of run.
+bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
+               std::vector<std::string>& argv, Reply& reply, std::string* out,
+               int64_t busy_threshold_ms, bool allowed_while_busy) {
+  size_t reply_start = out->size();
+  bool exclusive = spec.flags & kCmdExclusive;
+  WriterPreferringMutex& mu = server.keyspace->exclusive();
+  std::shared_lock<WriterPreferringMutex> shared(mu, std::defer_lock);
+  std::unique_lock<WriterPreferringMutex> unique(mu, std::defer_lock);
+  KeyLockGuard keys;
+  if (LockKeyspace(server, exclusive, busy_threshold_ms)) {
+    if (exclusive) {
+      unique = std::unique_lock<WriterPreferringMutex>(mu, std::adopt_lock);
+    } else {
+      shared = std::shared_lock<WriterPreferringMutex>(mu, std::adopt_lock);
+    }
+    keys = LockKeys(server, session, spec, argv);
+  } else if (!allowed_while_busy) {
+    server.counters.error_replies++;
+    reply.Error(kBusyScriptError);
+    return false;
+  }
+  // Checked under the keyspace lock: a replica's link takes that lock exclusively once it
+  // starts, so no write that passed this check can still be running when it applies.
+  if (RejectedAsReplica(server, spec)) {
+    server.counters.error_replies++;
+    reply.Error(kReadOnlyError);
+    return false;
+  }
+  Context ctx(server.keyspace);
+  SetLastCommand(session, spec, argv);
+  reply.SetLimit(static_cast<size_t>(server.config->max_reply_size.load()));
+  CommandContext c{server, session, argv, reply, ctx, false};
+  spec.handler(c);
+  Status s = ctx.Commit();
+  if (!s.ok()) {
+    out->resize(reply_start);
+    reply.Error(s.ToReplyText());
+  } else if (ctx.wrote() || (spec.flags & kCmdWrite)) {
+    session.last_write_seq = server.keyspace->engine()->LatestSequence();
+  }
+  return true;
+}
+
+}  // namespace
+
 void Dispatch(ServerState& server, Session& session, std::vector<std::string>& argv,
               std::string* out) {
   Reply reply(out, session.resp);
@@ -236,36 +324,7 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     reply.Error(error);
     return;
   }
-  if (!(spec->flags & kCmdNoAuth) && AuthRequired(server, session)) {
-    if (session.in_multi) session.multi_failed = true;
-    reply.Error("NOAUTH Authentication required.");
-    return;
-  }
-  if (!AclPermitsOrReply(server, session, *spec, argv, reply)) {
-    server.counters.error_replies++;
-    return;
-  }
-  if (session.resp == 2 && session.subscriptions.total() > 0 &&
-      !(spec->flags & kCmdPubSubContext)) {
-    server.counters.error_replies++;
-    reply.Error(SubscribedContextError(*spec, argv));
-    return;
-  }
-  if (session.in_multi && (spec->flags & kCmdNoMulti)) {
-    session.multi_failed = true;
-    reply.Error("ERR Command not allowed inside a transaction");
-    return;
-  }
-  if (session.in_multi && RejectedAsReplica(server, *spec)) {
-    session.multi_failed = true;
-    reply.Error(kReadOnlyError);
-    return;
-  }
-  if (RefuseWriteOnStorageError(server, *spec, reply)) {
-    server.counters.error_replies++;
-    if (session.in_multi) session.multi_failed = true;
-    return;
-  }
+  if (!Admitted(server, session, *spec, argv, reply)) return;
   if (session.in_multi && !(spec->flags & kCmdTxControl)) {
     session.queued.push_back(argv);
     reply.Simple("QUEUED");
@@ -288,45 +347,7 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
 
   int64_t start = MonotonicMicros();
   size_t reply_start = out->size();
-  {
-    bool exclusive = spec->flags & kCmdExclusive;
-    WriterPreferringMutex& mu = server.keyspace->exclusive();
-    std::shared_lock<WriterPreferringMutex> shared(mu, std::defer_lock);
-    std::unique_lock<WriterPreferringMutex> unique(mu, std::defer_lock);
-    KeyLockGuard keys;
-    if (LockKeyspace(server, exclusive, threshold)) {
-      if (exclusive) {
-        unique = std::unique_lock<WriterPreferringMutex>(mu, std::adopt_lock);
-      } else {
-        shared = std::shared_lock<WriterPreferringMutex>(mu, std::adopt_lock);
-      }
-      keys = LockKeys(server, session, *spec, argv);
-    } else if (!allowed_while_busy) {
-      server.counters.error_replies++;
-      return reply.Error(kBusyScriptError);
-    }
-    // Here either the locks are held, or a script is busy and this command (SCRIPT KILL,
-    // SHUTDOWN NOSAVE, AUTH, ...) runs without them: it does not touch the key space.
-    // Checked under the keyspace lock: a replica's link takes that lock exclusively once it
-    // starts, so no write that passed this check can still be running when it applies.
-    if (RejectedAsReplica(server, *spec)) {
-      server.counters.error_replies++;
-      reply.Error(kReadOnlyError);
-      return;
-    }
-    Context ctx(server.keyspace);
-    SetLastCommand(session, *spec, argv);
-    reply.SetLimit(static_cast<size_t>(server.config->max_reply_size.load()));
-    CommandContext c{server, session, argv, reply, ctx, false};
-    spec->handler(c);
-    Status s = ctx.Commit();
-    if (!s.ok()) {
-      out->resize(reply_start);
-      reply.Error(s.ToReplyText());
-    } else if (ctx.wrote() || (spec->flags & kCmdWrite)) {
-      session.last_write_seq = server.keyspace->engine()->LatestSequence();
-    }
-  }
+  if (!RunLocked(server, session, *spec, argv, reply, out, threshold, allowed_while_busy)) return;
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
   Account(server, session, *spec, argv, MonotonicMicros() - start);
 }

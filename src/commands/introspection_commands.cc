@@ -79,93 +79,97 @@ void ReplyCommandDocs(Reply& r, const CommandSpec& spec) {
   r.Bulk(spec.group);
 }
 
-void CommandCommand(CommandContext& c) {
+void ReplyAllCommandInfo(CommandContext& c) {
   const CommandTable& table = CommandTable::Get();
-  if (c.argc() == 1) {
-    c.reply.Array(table.callable().size());
-    for (const auto* spec : table.callable()) ReplyCommandInfo(c.reply, *spec);
-    return;
+  c.reply.Array(table.callable().size());
+  for (const auto* spec : table.callable()) ReplyCommandInfo(c.reply, *spec);
+}
+
+// Like Redis 7, the list names subcommands too ("config|get").
+void CommandList(CommandContext& c) {
+  const CommandTable& table = CommandTable::Get();
+  std::vector<std::string> names;
+  for (const auto* spec : table.callable()) {
+    names.emplace_back(spec->name);
+    for (const SubcommandSpec& s : table.Subcommands(*spec)) {
+      names.push_back(std::string(spec->name) + "|" + s.name);
+    }
   }
+  c.reply.Array(names.size());
+  for (const auto& name : names) c.reply.Bulk(name);
+}
+
+void CommandInfo(CommandContext& c) {
+  if (c.argc() == 2) return ReplyAllCommandInfo(c);
+  c.reply.Array(c.argc() - 2);
+  for (size_t j = 2; j < c.argc(); j++) {
+    const CommandSpec* spec = CommandTable::Get().Find(c.arg(j));
+    if (spec == nullptr) {
+      c.reply.Null();
+    } else {
+      ReplyCommandInfo(c.reply, *spec);
+    }
+  }
+}
+
+void CommandDocs(CommandContext& c) {
+  const CommandTable& table = CommandTable::Get();
+  std::vector<const CommandSpec*> specs;
+  if (c.argc() == 2) {
+    specs = table.callable();
+  } else {
+    for (size_t j = 2; j < c.argc(); j++) {
+      if (const CommandSpec* spec = table.Find(c.arg(j))) specs.push_back(spec);
+    }
+  }
+  c.reply.Map(specs.size());
+  for (const auto* spec : specs) ReplyCommandDocs(c.reply, *spec);
+}
+
+void CommandGetKeys(CommandContext& c) {
+  std::vector<std::string> argv(c.argv.begin() + 2, c.argv.end());
+  const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
+  if (spec == nullptr) return c.reply.Error("ERR Invalid command specified");
+  int n = static_cast<int>(argv.size());
+  if ((spec->arity > 0 && n != spec->arity) || n < -spec->arity)
+    return c.reply.Error("ERR Invalid number of arguments specified for command");
+  auto indexes = CommandTable::KeyIndexes(*spec, argv);
+  if (indexes.empty()) return c.reply.Error("ERR The command has no key arguments");
+  c.reply.Array(indexes.size());
+  for (size_t i : indexes) c.reply.Bulk(argv[i]);
+}
+
+void CommandHelp(CommandContext& c) {
+  static const std::string kHelp[] = {
+      "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "(no subcommand)",
+      "    Return details about all Redis commands.",
+      "COUNT",
+      "    Return the total number of commands in this Redis server.",
+      "LIST",
+      "    Return a list of all commands in this Redis server.",
+      "INFO [<command-name> ...]",
+      "    Return details about multiple Redis commands.",
+      "DOCS [<command-name> ...]",
+      "    Return documentation details about multiple Redis commands.",
+      "GETKEYS <full-command>",
+      "    Return the keys from a full Redis command.",
+      "HELP",
+      "    Print this help."};
+  c.reply.Array(std::size(kHelp));
+  for (const auto& line : kHelp) c.reply.Simple(line);
+}
+
+void CommandCommand(CommandContext& c) {
+  if (c.argc() == 1) return ReplyAllCommandInfo(c);
   std::string sub = ToLower(c.arg(1));
   if (sub == "count" && c.argc() == 2)
-    return c.reply.Integer(static_cast<int64_t>(table.callable().size()));
-  if (sub == "list" && c.argc() == 2) {
-    // Like Redis 7, the list names subcommands too ("config|get").
-    std::vector<std::string> names;
-    for (const auto* spec : table.callable()) {
-      names.emplace_back(spec->name);
-      for (const SubcommandSpec& s : table.Subcommands(*spec)) {
-        names.push_back(std::string(spec->name) + "|" + s.name);
-      }
-    }
-    c.reply.Array(names.size());
-    for (const auto& name : names) c.reply.Bulk(name);
-    return;
-  }
-  if (sub == "info") {
-    if (c.argc() == 2) {
-      c.reply.Array(table.callable().size());
-      for (const auto* spec : table.callable()) ReplyCommandInfo(c.reply, *spec);
-      return;
-    }
-    c.reply.Array(c.argc() - 2);
-    for (size_t j = 2; j < c.argc(); j++) {
-      const CommandSpec* spec = table.Find(c.arg(j));
-      if (spec == nullptr) {
-        c.reply.Null();
-      } else {
-        ReplyCommandInfo(c.reply, *spec);
-      }
-    }
-    return;
-  }
-  if (sub == "docs") {
-    std::vector<const CommandSpec*> specs;
-    if (c.argc() == 2) {
-      specs = table.callable();
-    } else {
-      for (size_t j = 2; j < c.argc(); j++) {
-        if (const CommandSpec* spec = table.Find(c.arg(j))) specs.push_back(spec);
-      }
-    }
-    c.reply.Map(specs.size());
-    for (const auto* spec : specs) ReplyCommandDocs(c.reply, *spec);
-    return;
-  }
-  if (sub == "getkeys" && c.argc() >= 3) {
-    std::vector<std::string> argv(c.argv.begin() + 2, c.argv.end());
-    const CommandSpec* spec = table.Find(argv[0]);
-    if (spec == nullptr) return c.reply.Error("ERR Invalid command specified");
-    int n = static_cast<int>(argv.size());
-    if ((spec->arity > 0 && n != spec->arity) || n < -spec->arity)
-      return c.reply.Error("ERR Invalid number of arguments specified for command");
-    auto indexes = CommandTable::KeyIndexes(*spec, argv);
-    if (indexes.empty()) return c.reply.Error("ERR The command has no key arguments");
-    c.reply.Array(indexes.size());
-    for (size_t i : indexes) c.reply.Bulk(argv[i]);
-    return;
-  }
-  if (sub == "help" && c.argc() == 2) {
-    static const std::string kHelp[] = {
-        "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "(no subcommand)",
-        "    Return details about all Redis commands.",
-        "COUNT",
-        "    Return the total number of commands in this Redis server.",
-        "LIST",
-        "    Return a list of all commands in this Redis server.",
-        "INFO [<command-name> ...]",
-        "    Return details about multiple Redis commands.",
-        "DOCS [<command-name> ...]",
-        "    Return documentation details about multiple Redis commands.",
-        "GETKEYS <full-command>",
-        "    Return the keys from a full Redis command.",
-        "HELP",
-        "    Print this help."};
-    c.reply.Array(std::size(kHelp));
-    for (const auto& line : kHelp) c.reply.Simple(line);
-    return;
-  }
+    return c.reply.Integer(static_cast<int64_t>(CommandTable::Get().callable().size()));
+  if (sub == "list" && c.argc() == 2) return CommandList(c);
+  if (sub == "info") return CommandInfo(c);
+  if (sub == "docs") return CommandDocs(c);
+  if (sub == "getkeys" && c.argc() >= 3) return CommandGetKeys(c);
+  if (sub == "help" && c.argc() == 2) return CommandHelp(c);
   c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +
                 "'. Try COMMAND HELP.");
 }

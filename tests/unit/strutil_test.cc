@@ -423,8 +423,9 @@ namespace {
 
 TEST(QuoteArgTest, RoundTripsAnyBytesThroughSplitArgs) {
   std::mt19937 rng(7);
-  std::vector<std::string> samples = {"", "plain", "two words", "tab\there", "q\"uote",
-                                      "it's", "back\\slash", std::string("nul\0byte", 8)};
+  std::vector<std::string> samples = {
+      "",        "plain", "two words",   "tab\there",
+      "q\"uote", "it's",  "back\\slash", std::string("nul\0byte", 8)};
   for (int i = 0; i < 500; i++) {
     std::string s(rng() % 12, '\0');
     for (char& ch : s) ch = static_cast<char>(rng() % 256);
