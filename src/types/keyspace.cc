@@ -241,6 +241,15 @@ void Context::Write(int db, std::string_view key, const Metadata& meta, const Ke
   touched_.emplace(pdb, std::string(key));
 }
 
+void Context::WriteCollection(int db, std::string_view key, const Metadata& meta,
+                              const KeyState& old) {
+  if (meta.size == 0) {
+    Delete(db, key, old);
+  } else {
+    Write(db, key, meta, old);
+  }
+}
+
 void Context::Delete(int db, std::string_view key, const KeyState& old) {
   if (!old.present) return;
   uint8_t pdb = keyspace_->Physical(db);

@@ -133,6 +133,9 @@ class Context {
   void Write(int db, std::string_view key, const Metadata& meta, const KeyState& old);
   // Removes the key's live or expired entry. No-op if `old` is not present.
   void Delete(int db, std::string_view key, const KeyState& old);
+  // Write() for a collection, or Delete() once it has no members left, as Redis removes an
+  // emptied collection. The members of a deleted incarnation go with compaction.
+  void WriteCollection(int db, std::string_view key, const Metadata& meta, const KeyState& old);
 
   // Keys this Context has added (or removed, if negative) in `db` but not yet committed: DBSIZE
   // inside a transaction counts them, as Redis does.

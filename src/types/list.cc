@@ -27,16 +27,6 @@ Metadata NewList() {
   return meta;
 }
 
-// Writes the list's metadata, or deletes the key once the list is empty (as Redis does). The
-// members of a deleted incarnation are reclaimed by the compaction filter.
-void Store(Context& ctx, int db, std::string_view key, const Metadata& meta, const KeyState& old) {
-  if (meta.size == 0) {
-    ctx.Delete(db, key, old);
-  } else {
-    ctx.Write(db, key, meta, old);
-  }
-}
-
 void PushRaw(Context& ctx, int db, std::string_view key, Metadata& meta, ListEnd end,
              std::string_view item) {
   if (end == ListEnd::kLeft) {
@@ -181,7 +171,7 @@ StatusOr<std::vector<std::string>> ListPopFrom(Context& ctx, int db, std::string
   std::vector<std::string> out;
   Status s = PopRaw(ctx, db, key, meta, end, count, &out);
   if (!s.ok()) return s;
-  Store(ctx, db, key, meta, state);
+  ctx.WriteCollection(db, key, meta, state);
   return out;
 }
 
@@ -234,7 +224,7 @@ StatusOr<std::optional<std::string>> ListMove(Context& ctx, int db, std::string_
   Metadata meta = src_state->meta;
   Status s = PopRaw(ctx, db, src, meta, from, 1, &value);
   if (!s.ok()) return s;
-  Store(ctx, db, src, meta, *src_state);
+  ctx.WriteCollection(db, src, meta, *src_state);
   ListPushTo(ctx, db, dst, *dst_state, to, {value[0]});
   return std::optional<std::string>(std::move(value[0]));
 }
@@ -324,7 +314,7 @@ StatusOr<int64_t> ListRemove(Context& ctx, int db, std::string_view key, const K
     meta.list_tail -= removed;
   }
   meta.size -= removed;
-  Store(ctx, db, key, meta, state);
+  ctx.WriteCollection(db, key, meta, state);
   return static_cast<int64_t>(removed);
 }
 

@@ -227,11 +227,7 @@ void CollectionWriter::Remove(std::string_view member) {
 
 void CollectionWriter::Finish() {
   if (!changed_) return;
-  if (meta_.size == 0) {
-    ctx_.Delete(db_, key_, old_);
-  } else {
-    ctx_.Write(db_, key_, meta_, old_);
-  }
+  ctx_.WriteCollection(db_, key_, meta_, old_);
   changed_ = false;
 }
 

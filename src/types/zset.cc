@@ -330,11 +330,7 @@ void ZsetWriter::PoppedThrough(std::string_view member, double score, bool from_
 
 void ZsetWriter::Finish() {
   if (!changed_) return;
-  if (meta_.size == 0) {
-    ctx_.Delete(db_, key_, old_);
-  } else {
-    ctx_.Write(db_, key_, meta_, old_);
-  }
+  ctx_.WriteCollection(db_, key_, meta_, old_);
   changed_ = false;
 }
 

@@ -12,6 +12,19 @@ import pytest
 from resp import RawConn
 
 
+class WeightedGen:
+    """Base of the random command generators: a subclass sets self.r (a random.Random) and
+    self.gens, a list of (weight, method) pairs; pick() calls one method, chosen by weight."""
+
+    def pick(self):
+        x = self.r.uniform(0, sum(w for w, _ in self.gens))
+        for w, f in self.gens:
+            x -= w
+            if x <= 0:
+                return f()
+        return self.gens[-1][1]()
+
+
 def shown(args):
     """Arguments as the failure history shows them: long values abbreviated."""
     return [a if not isinstance(a, (str, bytes)) or len(a) < 40 else "<%d bytes>" % len(a)

@@ -15,7 +15,7 @@ import random
 
 import pytest
 
-from diffpair import DiffPair
+from diffpair import DiffPair, WeightedGen
 
 KEYS = ["b%d" % i for i in range(5)] + ["h"]  # "h" is often a hash: WRONGTYPE paths
 SEEDS = [int(os.environ["DIFF_SEED"])] if os.environ.get("DIFF_SEED") else [21, 22, 23, 24]
@@ -27,7 +27,7 @@ TYPES = ["u1", "i1", "u7", "i8", "u8", "i16", "u16", "i31", "u32", "i63", "u63",
          "u64", "i65", "x8", "i0"]
 
 
-class Gen:
+class Gen(WeightedGen):
     def __init__(self, seed):
         self.r = random.Random(seed)
         self.gens = [
@@ -36,7 +36,6 @@ class Gen:
             (3, self.g_append), (3, self.g_setrange), (4, self.g_getrange), (2, self.g_keyops),
             (1, self.g_bad),
         ]
-        self.total = sum(w for w, _ in self.gens)
 
     def key(self):
         return self.r.choice(KEYS)
@@ -51,14 +50,6 @@ class Gen:
     def index(self, in_bits):
         v = self.byte_pos() * (8 if in_bits else 1) + self.r.randint(0, 7 if in_bits else 0)
         return -v - 1 if self.r.random() < 0.3 else v
-
-    def pick(self):
-        x = self.r.uniform(0, self.total)
-        for w, f in self.gens:
-            x -= w
-            if x <= 0:
-                return f()
-        return self.gens[-1][1]()
 
     def g_setbit(self):
         return ["SETBIT", self.key(), self.bit_pos(), self.r.choice([0, 1, 1])]

@@ -24,6 +24,8 @@ import random
 
 import pytest
 
+from diffpair import WeightedGen
+
 
 GEO_KEYS = ["g0", "g1", "g2"]
 DESTS = ["d0", "d1"]
@@ -49,22 +51,13 @@ def pair(diff_pair):
     return make
 
 
-class GeoGen:
+class GeoGen(WeightedGen):
     def __init__(self, seed):
         self.r = random.Random(seed)
         self.gens = [(10, self.g_geoadd), (3, self.g_geopos), (2, self.g_geohash),
                      (3, self.g_geodist), (12, self.g_geosearch), (3, self.g_geosearchstore),
                      (6, self.g_georadius), (4, self.g_georadiusbymember), (2, self.g_zrem),
                      (1, self.g_zadd_odd), (1, self.g_del), (1, self.g_bad)]
-        self.total = sum(w for w, _ in self.gens)
-
-    def pick(self):
-        x = self.r.uniform(0, self.total)
-        for w, f in self.gens:
-            x -= w
-            if x <= 0:
-                return f()
-        return self.gens[-1][1]()
 
     def key(self):
         return self.r.choice(GEO_KEYS) if self.r.random() < 0.95 else self.r.choice(["str", "nokey"])

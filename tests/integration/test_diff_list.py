@@ -15,7 +15,7 @@ import random
 
 import pytest
 
-from diffpair import DiffPair
+from diffpair import DiffPair, WeightedGen
 
 KEYS = ["l%d" % i for i in range(6)] + ["s"]  # "s" is often a string: WRONGTYPE paths
 VALUES = ["a", "b", "c", "d", "", "x" * 30, "a\x00b", "1"]
@@ -23,7 +23,7 @@ SEEDS = [int(os.environ["DIFF_SEED"])] if os.environ.get("DIFF_SEED") else [11, 
 N_COMMANDS = int(os.environ.get("DIFF_COMMANDS", "3000"))
 
 
-class Gen:
+class Gen(WeightedGen):
     def __init__(self, seed):
         self.r = random.Random(seed)
         self.gens = [
@@ -33,7 +33,6 @@ class Gen:
             (3, self.g_lmpop), (1, self.g_del), (1, self.g_string), (1, self.g_keyops),
             (1, self.g_bad),
         ]
-        self.total = sum(w for w, _ in self.gens)
 
     def key(self):
         return self.r.choice(KEYS)
@@ -46,14 +45,6 @@ class Gen:
 
     def end(self):
         return self.r.choice(["LEFT", "RIGHT", "left", "Right"] * 6 + ["UP"])
-
-    def pick(self):
-        x = self.r.uniform(0, self.total)
-        for w, f in self.gens:
-            x -= w
-            if x <= 0:
-                return f()
-        return self.gens[-1][1]()
 
     def g_push(self):
         cmd = self.r.choice(["LPUSH", "RPUSH"])

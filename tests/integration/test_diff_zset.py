@@ -18,7 +18,7 @@ import random
 
 import pytest
 
-from diffpair import DiffPair
+from diffpair import DiffPair, WeightedGen
 
 KEYS = ["z%d" % i for i in range(5)] + ["str"]  # "str" is often a string: WRONGTYPE paths
 MEMBERS = ["a", "b", "c", "d", "e", "f", "g", "", "m\x00n", "10", "2"]
@@ -27,7 +27,7 @@ SEEDS = [int(os.environ["ZSET_DIFF_SEED"])] if os.environ.get("ZSET_DIFF_SEED") 
 N_COMMANDS = int(os.environ.get("DIFF_COMMANDS", "2000"))
 
 
-class Gen:
+class Gen(WeightedGen):
     def __init__(self, seed):
         self.r = random.Random(seed)
         self.gens = [
@@ -36,7 +36,6 @@ class Gen:
             (3, self.g_zcount), (3, self.g_zpop), (2, self.g_zmpop), (3, self.g_zremrange),
             (4, self.g_setop), (2, self.g_zrangestore), (1, self.g_keyops), (1, self.g_bad),
         ]
-        self.total = sum(w for w, _ in self.gens)
 
     def key(self):
         return self.r.choice(KEYS)
@@ -53,14 +52,6 @@ class Gen:
 
     def lex_bound(self):
         return self.r.choice(["-", "+", "[a", "(a", "[c", "(d", "[", "(", "[10", "a", "[\x00"])
-
-    def pick(self):
-        x = self.r.uniform(0, self.total)
-        for w, f in self.gens:
-            x -= w
-            if x <= 0:
-                return f()
-        return self.gens[-1][1]()
 
     def g_zadd(self):
         r = self.r
