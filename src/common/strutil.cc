@@ -134,6 +134,52 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
 
 namespace {
 
+// Matches `c` against the character class at *p, which points at its '['; leaves *p at the
+// class's closing ']' (or the pattern's last character when the class is unterminated, which
+// Redis treats as closed by the end of the pattern).
+bool MatchClass(const char** pattern, size_t* pattern_len, char c, bool nocase) {
+  auto fold = [nocase](char ch) {
+    return nocase ? static_cast<char>(tolower(static_cast<unsigned char>(ch))) : ch;
+  };
+  const char* p = *pattern + 1;
+  size_t plen = *pattern_len - 1;
+  bool negate = plen && p[0] == '^';
+  if (negate) {
+    p++;
+    plen--;
+  }
+  bool match = false;
+  while (plen) {
+    if (p[0] == '\\' && plen >= 2) {
+      p++;
+      plen--;
+      if (p[0] == c) match = true;  // Redis compares escaped class members exactly
+    } else if (p[0] == ']') {
+      break;
+    } else if (plen >= 3 && p[1] == '-') {
+      // Ordered before folding, as Redis does: with nocase "[Z-a]" matches nothing.
+      char start = p[0], end = p[2];
+      if (start > end) std::swap(start, end);
+      start = fold(start);
+      end = fold(end);
+      if (fold(c) >= start && fold(c) <= end) match = true;
+      p += 2;
+      plen -= 2;
+    } else if (fold(p[0]) == fold(c)) {
+      match = true;
+    }
+    p++;
+    plen--;
+  }
+  if (plen == 0) {
+    p--;
+    plen++;
+  }
+  *pattern = p;
+  *pattern_len = plen;
+  return negate ? !match : match;
+}
+
 // Recursive glob matcher with a nesting limit so that hostile patterns such as
 // "*a*a*a*...*b" cannot take exponential time: Redis caps the recursion the same way.
 bool GlobMatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool nocase, int nesting,
@@ -163,49 +209,11 @@ bool GlobMatchImpl(const char* p, size_t plen, const char* s, size_t slen, bool 
         s++;
         slen--;
         break;
-      case '[': {
-        p++;
-        plen--;
-        bool negate = plen && p[0] == '^';
-        if (negate) {
-          p++;
-          plen--;
-        }
-        bool match = false;
-        while (plen) {
-          if (p[0] == '\\' && plen >= 2) {
-            p++;
-            plen--;
-            if (p[0] == s[0]) match = true;  // Redis compares escaped class members exactly
-          } else if (p[0] == ']') {
-            break;
-          } else if (plen >= 3 && p[1] == '-') {
-            // Ordered before folding, as Redis does: with nocase "[Z-a]" matches nothing.
-            char start = p[0], end = p[2];
-            if (start > end) std::swap(start, end);
-            start = fold(start);
-            end = fold(end);
-            char c = fold(s[0]);
-            if (c >= start && c <= end) match = true;
-            p += 2;
-            plen -= 2;
-          } else if (fold(p[0]) == fold(s[0])) {
-            match = true;
-          }
-          p++;
-          plen--;
-        }
-        if (plen == 0) {
-          // Unterminated class: Redis treats the end of pattern as the closing bracket.
-          p--;
-          plen++;
-        }
-        if (negate) match = !match;
-        if (!match) return false;
+      case '[':
+        if (!MatchClass(&p, &plen, s[0], nocase)) return false;
         s++;
         slen--;
         break;
-      }
       case '\\':
         if (plen >= 2) {
           p++;
