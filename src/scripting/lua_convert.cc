@@ -171,105 +171,119 @@ int RawField(lua_State* L, const char* field) {
   return lua_type(L, -1);
 }
 
-// Handles the single-field tables; true if the table (still on top) was one.
-bool ReplySpecialTable(lua_State* L, Reply& reply, int script_resp) {
-  if (RawField(L, "err") == LUA_TSTRING) {
-    reply.Error(lua_tostring(L, -1));
+// The number of key/value pairs of the table on top of the stack.
+size_t CountPairs(lua_State* L) {
+  size_t n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
     lua_pop(L, 1);
-    return true;
+    n++;
   }
-  lua_pop(L, 1);
-  if (RawField(L, "ok") == LUA_TSTRING) {
-    reply.Simple(SpacesForNewlines(lua_tostring(L, -1)));
-    lua_pop(L, 1);
-    return true;
+  return n;
+}
+
+// {big_number = "digits"}, the string on top: a RESP3 big number, a bulk string in RESP2.
+void ReplyBigNumber(lua_State* L, Reply& reply) {
+  size_t len;
+  const char* s = lua_tolstring(L, -1, &len);
+  std::string digits = SpacesForNewlines(std::string_view(s, len));
+  if (reply.resp() >= 3) {
+    std::string line("(");
+    line.append(digits).append("\r\n");
+    reply.Raw(line);
+  } else {
+    reply.Bulk(digits);
   }
-  lua_pop(L, 1);
-  if (RawField(L, "double") == LUA_TNUMBER) {
-    reply.Double(lua_tonumber(L, -1));
-    lua_pop(L, 1);
-    return true;
-  }
-  lua_pop(L, 1);
-  if (RawField(L, "big_number") == LUA_TSTRING) {
+}
+
+// {verbatim_string = {format = "txt", string = "..."}}, the inner table on top: a RESP3
+// verbatim string, a bulk string in RESP2. False (nothing replied) if a field is missing.
+bool ReplyVerbatim(lua_State* L, Reply& reply) {
+  int vs = lua_gettop(L);
+  lua_pushstring(L, "format");
+  lua_rawget(L, vs);
+  lua_pushstring(L, "string");
+  lua_rawget(L, vs);
+  bool done = lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING;
+  if (done) {
     size_t len;
     const char* s = lua_tolstring(L, -1, &len);
-    std::string digits = SpacesForNewlines(std::string_view(s, len));
+    std::string format = std::string(lua_tostring(L, -2)).substr(0, 3);
     if (reply.resp() >= 3) {
-      std::string line("(");
-      line.append(digits).append("\r\n");
-      reply.Raw(line);
+      format.resize(3, ' ');
+      std::string header("=");
+      header.append(std::to_string(len + 4)).append("\r\n").append(format).append(":");
+      reply.Raw(header);
+      reply.Raw(std::string_view(s, len));
+      reply.Raw("\r\n");
     } else {
-      reply.Bulk(digits);
+      reply.Bulk(std::string_view(s, len));
     }
-    lua_pop(L, 1);
-    return true;
   }
-  lua_pop(L, 1);
-  if (RawField(L, "verbatim_string") == LUA_TTABLE) {
-    int vs = lua_gettop(L);
-    lua_pushstring(L, "format");
-    lua_rawget(L, vs);
-    lua_pushstring(L, "string");
-    lua_rawget(L, vs);
-    bool done = lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) == LUA_TSTRING;
-    if (done) {
-      size_t len;
-      const char* s = lua_tolstring(L, -1, &len);
-      std::string format = std::string(lua_tostring(L, -2)).substr(0, 3);
-      if (reply.resp() >= 3) {
-        format.resize(3, ' ');
-        std::string header("=");
-        header.append(std::to_string(len + 4)).append("\r\n").append(format).append(":");
-        reply.Raw(header);
-        reply.Raw(std::string_view(s, len));
-        reply.Raw("\r\n");
-      } else {
-        reply.Bulk(std::string_view(s, len));
-      }
-    }
-    lua_settop(L, vs - 1);
-    if (done) return true;
-  } else {
-    lua_pop(L, 1);
-  }
-  if (RawField(L, "map") == LUA_TTABLE) {
-    size_t n = 0;
-    lua_pushnil(L);
-    while (lua_next(L, -2)) {
-      lua_pop(L, 1);
-      n++;
-    }
+  lua_settop(L, vs);
+  return done;
+}
+
+// {map = {...}} or {set = {...}}, the inner table on top: a RESP3 map of its pairs, or a set
+// of its keys (flattened to arrays for RESP2 by Reply).
+void ReplyMapOrSet(lua_State* L, Reply& reply, int script_resp, bool map) {
+  size_t n = CountPairs(L);
+  if (map) {
     reply.Map(n);
-    lua_pushnil(L);
-    while (lua_next(L, -2)) {
+  } else {
+    reply.Set(n);
+  }
+  lua_pushnil(L);
+  while (lua_next(L, -2)) {
+    if (map) {
       lua_pushvalue(L, -2);
       ReplyFromLua(L, reply, script_resp);  // key
       ReplyFromLua(L, reply, script_resp);  // value
-    }
-    lua_pop(L, 1);
-    return true;
-  }
-  lua_pop(L, 1);
-  if (RawField(L, "set") == LUA_TTABLE) {
-    size_t n = 0;
-    lua_pushnil(L);
-    while (lua_next(L, -2)) {
-      lua_pop(L, 1);
-      n++;
-    }
-    reply.Set(n);
-    lua_pushnil(L);
-    while (lua_next(L, -2)) {
+    } else {
       lua_pop(L, 1);
       lua_pushvalue(L, -1);
       ReplyFromLua(L, reply, script_resp);
     }
-    lua_pop(L, 1);
-    return true;
   }
+}
+
+// Pushes field `name` of the table on top if it has type `type`; otherwise pushes nothing.
+bool FieldOfType(lua_State* L, const char* name, int type) {
+  if (RawField(L, name) == type) return true;
   lua_pop(L, 1);
   return false;
+}
+
+// {verbatim_string = {...}}: replies and leaves the inner table on top, or pushes nothing and
+// returns false when the field is absent or malformed.
+bool ReplyVerbatimField(lua_State* L, Reply& reply) {
+  if (!FieldOfType(L, "verbatim_string", LUA_TTABLE)) return false;
+  if (ReplyVerbatim(L, reply)) return true;
+  lua_pop(L, 1);
+  return false;
+}
+
+// Handles the single-field tables; true if the table (still on top) was one.
+bool ReplySpecialTable(lua_State* L, Reply& reply, int script_resp) {
+  if (FieldOfType(L, "err", LUA_TSTRING)) {
+    reply.Error(lua_tostring(L, -1));
+  } else if (FieldOfType(L, "ok", LUA_TSTRING)) {
+    reply.Simple(SpacesForNewlines(lua_tostring(L, -1)));
+  } else if (FieldOfType(L, "double", LUA_TNUMBER)) {
+    reply.Double(lua_tonumber(L, -1));
+  } else if (FieldOfType(L, "big_number", LUA_TSTRING)) {
+    ReplyBigNumber(L, reply);
+  } else if (!ReplyVerbatimField(L, reply)) {
+    if (FieldOfType(L, "map", LUA_TTABLE)) {
+      ReplyMapOrSet(L, reply, script_resp, true);
+    } else if (FieldOfType(L, "set", LUA_TTABLE)) {
+      ReplyMapOrSet(L, reply, script_resp, false);
+    } else {
+      return false;
+    }
+  }
+  lua_pop(L, 1);
+  return true;
 }
 
 }  // namespace
