@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <shared_mutex>
@@ -44,19 +45,29 @@ bool ArityOk(int arity, size_t argc) {
   return arity > 0 ? n == arity : n >= -arity;
 }
 
+// The stripes a command locks: exclusively for writers; shared for multi-key reads, which
+// must never see half of another client's multi-key write. A single-key read is one RocksDB
+// lookup and atomic on its own: none.
+std::vector<size_t> StripesOf(ServerState& server, const Session& session, const CommandSpec& spec,
+                              const std::vector<std::string>& argv, bool write) {
+  std::vector<size_t> indexes = CommandTable::KeyIndexes(spec, argv);
+  std::vector<size_t> stripes;
+  if (indexes.empty() || (!write && indexes.size() < 2)) return stripes;
+  Keyspace* ks = server.keyspace;
+  uint8_t pdb = ks->Physical(session.db);
+  stripes.reserve(indexes.size());
+  for (size_t i : indexes) stripes.push_back(ks->locks().StripeOf(pdb, argv[i]));
+  std::sort(stripes.begin(), stripes.end());
+  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+  return stripes;
+}
+
 KeyLockGuard LockKeys(ServerState& server, const Session& session, const CommandSpec& spec,
                       const std::vector<std::string>& argv) {
   bool write = spec.flags & (kCmdWrite | kCmdRewritesKey);
-  std::vector<size_t> indexes = CommandTable::KeyIndexes(spec, argv);
-  // A single-key read is one RocksDB lookup and atomic on its own; multi-key reads take shared
-  // locks so that they never see half of another client's multi-key write.
-  if (indexes.empty() || (!write && indexes.size() < 2)) return KeyLockGuard();
-  Keyspace* ks = server.keyspace;
-  uint8_t pdb = ks->Physical(session.db);
-  std::vector<size_t> stripes;
-  stripes.reserve(indexes.size());
-  for (size_t i : indexes) stripes.push_back(ks->locks().StripeOf(pdb, argv[i]));
-  return KeyLockGuard(&ks->locks(), std::move(stripes), write);
+  std::vector<size_t> stripes = StripesOf(server, session, spec, argv, write);
+  if (stripes.empty()) return KeyLockGuard();
+  return KeyLockGuard(&server.keyspace->locks(), std::move(stripes), write);
 }
 
 void Account(ServerState& server, Session& session, const CommandSpec& spec,
@@ -302,14 +313,144 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
   return true;
 }
 
+// A plain keyed write, which a WriteGroup may take: nothing that locks the whole key space,
+// commits on its own, blocks (the blocking commands are the no-script writes), runs elsewhere,
+// or belongs to MULTI, Pub/Sub or administration.
+bool JoinsGroups(const Session& session, const CommandSpec& spec) {
+  constexpr uint32_t kNotGrouped = kCmdExclusive | kCmdSelfCommit | kCmdOffload | kCmdTxControl |
+                                   kCmdAllowBusy | kCmdNoScript | kCmdPubSub | kCmdAdmin;
+  return (spec.flags & kCmdWrite) && !(spec.flags & kNotGrouped) && spec.first_key > 0 &&
+         !session.in_multi;
+}
+
 }  // namespace
 
+// Runs admitted commands in a WriteGroup: takes the locks a command needs on top of those the
+// group holds, without ever waiting while it holds any (a stripe another client holds makes
+// the group commit and release first), so two grouping connections cannot deadlock.
+class GroupedRun {
+ public:
+  // Bounds how long a group holds its locks (other clients wait for its stripes) and how much
+  // its batch holds; 64 commands already share one WAL append 64 ways.
+  static constexpr size_t kMaxGroupedCommands = 64;
+
+  GroupedRun(ServerState& server, Session& session, WriteGroup& group)
+      : server_(server), session_(session), group_(group) {}
+
+  // False when the command was refused (BUSY, READONLY) instead of run.
+  bool Run(const CommandSpec& spec, std::vector<std::string>& argv, Reply& reply, std::string* out,
+           int64_t busy_threshold_ms) {
+    std::vector<size_t> stripes = StripesOf(server_, session_, spec, argv, true);
+    if (group_.active() &&
+        (group_.reply_spans_.size() >= kMaxGroupedCommands || !TryAddStripes(stripes))) {
+      group_.Commit(server_, session_, out);
+    }
+    if (!group_.active() && !Begin(std::move(stripes), busy_threshold_ms)) {
+      server_.counters.error_replies++;
+      reply.Error(kBusyScriptError);
+      return false;
+    }
+    // Under the keyspace lock, as in RunLocked().
+    if (RejectedAsReplica(server_, spec)) {
+      server_.counters.error_replies++;
+      reply.Error(kReadOnlyError);
+      return false;
+    }
+    SetLastCommand(session_, spec, argv);
+    reply.SetLimit(static_cast<size_t>(server_.config->max_reply_size.load()));
+    size_t begin = out->size();
+    CommandContext c{server_, session_, argv, reply, *group_.ctx_, false};
+    spec.handler(c);
+    group_.reply_spans_.emplace_back(begin, out->size());
+    return true;
+  }
+
+ private:
+  // Starts the group: the keyspace lock (given up, returning false, while a script is busy),
+  // then the first command's stripes, waiting for them as LockKeys() does.
+  bool Begin(std::vector<size_t> stripes, int64_t busy_threshold_ms) {
+    WriterPreferringMutex& mu = server_.keyspace->exclusive();
+    if (!LockKeyspace(server_, false, busy_threshold_ms)) return false;
+    group_.keyspace_lock_ = std::shared_lock<WriterPreferringMutex>(mu, std::adopt_lock);
+    group_.table_ = &server_.keyspace->locks();
+    for (size_t stripe : stripes) group_.table_->stripe(stripe).lock();
+    group_.stripes_ = std::move(stripes);
+    group_.ctx_.emplace(server_.keyspace);
+    return true;
+  }
+
+  // All of `stripes` that the group does not hold yet, without waiting; all or none.
+  bool TryAddStripes(const std::vector<size_t>& stripes) {
+    std::vector<size_t> taken;
+    for (size_t stripe : stripes) {
+      if (std::binary_search(group_.stripes_.begin(), group_.stripes_.end(), stripe)) continue;
+      if (!group_.table_->stripe(stripe).try_lock()) {
+        for (size_t t : taken) group_.table_->stripe(t).unlock();
+        return false;
+      }
+      taken.push_back(stripe);
+    }
+    group_.stripes_.insert(group_.stripes_.end(), taken.begin(), taken.end());
+    std::sort(group_.stripes_.begin(), group_.stripes_.end());
+    return true;
+  }
+
+  ServerState& server_;
+  Session& session_;
+  WriteGroup& group_;
+};
+
+WriteGroup::~WriteGroup() {
+  // Every path through Connection::ProcessCommands commits; reaching here active is a bug, and
+  // dropping the writes (their replies were never sent) is the safe way out of it.
+  if (!active()) return;
+  LOG(DFATAL) << "write group destroyed uncommitted";
+  ctx_->Discard();
+  ctx_.reset();
+  for (size_t stripe : stripes_) table_->stripe(stripe).unlock();
+}
+
+void WriteGroup::Commit(ServerState& server, Session& session, std::string* out) {
+  if (!active()) return;
+  Status s = ctx_->Commit();
+  if (!s.ok()) {
+    // Rebuilt rather than patched in place: replies of commands that did not join the group
+    // (errors before they ran) sit between the grouped ones and stay as they are.
+    std::string rebuilt;
+    size_t copied = 0;
+    for (auto [begin, end] : reply_spans_) {
+      // A reply cut for max-reply-size ends before its span did (its client is being closed).
+      begin = std::min(begin, out->size());
+      end = std::min(end, out->size());
+      rebuilt.append(*out, copied, begin - copied);
+      Reply(&rebuilt, session.resp).Error(s.ToReplyText());
+      copied = end;
+    }
+    rebuilt.append(*out, copied, std::string::npos);
+    out->swap(rebuilt);
+  } else {
+    session.last_write_seq = server.keyspace->engine()->LatestSequence();
+  }
+  if (reply_spans_.size() > 1) {
+    server.counters.grouped_commits.fetch_add(1, std::memory_order_relaxed);
+    server.counters.grouped_commands.fetch_add(static_cast<int64_t>(reply_spans_.size()),
+                                               std::memory_order_relaxed);
+  }
+  ctx_.reset();
+  reply_spans_.clear();
+  for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) table_->stripe(*it).unlock();
+  stripes_.clear();
+  keyspace_lock_ = std::shared_lock<WriterPreferringMutex>();
+}
+
 void Dispatch(ServerState& server, Session& session, std::vector<std::string>& argv,
-              std::string* out) {
+              std::string* out, WriteGroup* group) {
   Reply reply(out, session.resp);
   session.last_interaction_ms = UnixMillis();
   std::string error;
   const CommandSpec* spec = ResolveCommand(argv, &error);
+  const bool grouped = group != nullptr && spec != nullptr && JoinsGroups(session, *spec);
+  if (group != nullptr && !grouped) group->Commit(server, session, out);
   if (spec == nullptr) {
     server.counters.error_replies++;
     if (session.in_multi && EqualsIgnoreCase(argv[0], "exec")) {
@@ -347,7 +488,10 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
 
   int64_t start = MonotonicMicros();
   size_t reply_start = out->size();
-  if (!RunLocked(server, session, *spec, argv, reply, out, threshold, allowed_while_busy)) return;
+  bool ran =
+      grouped ? GroupedRun(server, session, *group).Run(*spec, argv, reply, out, threshold)
+              : RunLocked(server, session, *spec, argv, reply, out, threshold, allowed_while_busy);
+  if (!ran) return;
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
   Account(server, session, *spec, argv, MonotonicMicros() - start);
 }

@@ -7,9 +7,19 @@
 // Context, commit that Context, and account for it (counters, slow log). A commit failure
 // replaces whatever the handler replied with the error, so a client never sees success for a
 // write that did not land.
+//
+// Pipelined writes are committed in groups (WriteGroup): the connection passes one group for
+// the commands it takes from one read of its socket, and consecutive plain keyed writes among
+// them run in one Context and reach RocksDB as one batch, with one WAL append (and in sync mode
+// one fsync) for all of them. The group keeps the keyspace lock and every grouped command's key
+// stripes until it commits, and the connection sends no reply before that, so other clients see
+// the same order of effects as without grouping.
 #pragma once
 
+#include <optional>
+#include <shared_mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands/command_table.h"
@@ -17,9 +27,33 @@
 
 namespace basalt {
 
-// Runs a command from a client. Appends the reply to *out.
+// The uncommitted writes of one pipeline: see the top of this file. Lives for one pass of the
+// connection over its input, which calls Commit() before sending any reply.
+class WriteGroup {
+ public:
+  WriteGroup() = default;
+  WriteGroup(const WriteGroup&) = delete;
+  WriteGroup& operator=(const WriteGroup&) = delete;
+  ~WriteGroup();
+
+  bool active() const { return ctx_.has_value(); }
+  // Commits the grouped commands' batch and releases their locks. If the commit fails, each
+  // grouped command's reply in *out (which must still hold them) becomes the error.
+  void Commit(ServerState& server, Session& session, std::string* out);
+
+ private:
+  friend class GroupedRun;
+  std::shared_lock<WriterPreferringMutex> keyspace_lock_;
+  std::vector<size_t> stripes_;  // held exclusively, sorted
+  LockTable* table_ = nullptr;
+  std::optional<Context> ctx_;
+  std::vector<std::pair<size_t, size_t>> reply_spans_;  // each grouped reply's [begin, end)
+};
+
+// Runs a command from a client. Appends the reply to *out. With a `group`, a plain keyed write
+// joins it (and is committed by group->Commit()); any other command commits the group first.
 void Dispatch(ServerState& server, Session& session, std::vector<std::string>& argv,
-              std::string* out);
+              std::string* out, WriteGroup* group = nullptr);
 
 // Runs an already validated command inside an existing unit of work (used by EXEC). The caller
 // holds the locks.

@@ -189,6 +189,8 @@ void Connection::ProcessCommands() {
   limits.max_bulk_len = state->config->proto_max_bulk_len.load(std::memory_order_relaxed);
   std::string out;
   std::vector<std::string> argv;
+  // The pipelined writes of this pass, committed before any reply leaves (commands/dispatcher.h).
+  WriteGroup group;
   evbuffer* output = bufferevent_get_output(bev_);
   while (!closing_ && !handing_over_ && !session_->block.active && !session_->awaiting_reply) {
     if (evbuffer_get_length(output) + out.size() >= kPauseOutputBytes) {
@@ -204,11 +206,15 @@ void Connection::ProcessCommands() {
       closing_ = true;
       break;
     }
-    Dispatch(*state, *session_, argv, &out);
+    Dispatch(*state, *session_, argv, &out, &group);
     if (session_->close_after_reply) closing_ = true;
     if (session_->take_socket) handing_over_ = true;
-    if (out.size() >= kFlushThreshold) Flush(out);
+    if (out.size() >= kFlushThreshold) {
+      group.Commit(*state, *session_, &out);
+      Flush(out);
+    }
   }
+  group.Commit(*state, *session_, &out);
   session_->query_buffer_bytes = reader_.buffered();
   AfterCommands(out);
 }

@@ -17,6 +17,10 @@ struct ServerCounters {
   std::atomic<int64_t> error_replies{0};
   std::atomic<int64_t> query_buffer_disconnections{0};
   std::atomic<int64_t> reply_size_disconnections{0};
+  // Pipelined writes committed together (commands/dispatcher.h): groups of two or more, and
+  // the commands in them.
+  std::atomic<int64_t> grouped_commits{0};
+  std::atomic<int64_t> grouped_commands{0};
 
   void Reset() {
     connections_received = 0;
@@ -29,6 +33,8 @@ struct ServerCounters {
     error_replies = 0;
     query_buffer_disconnections = 0;
     reply_size_disconnections = 0;
+    grouped_commits = 0;
+    grouped_commands = 0;
   }
 };
 

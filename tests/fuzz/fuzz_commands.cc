@@ -2,13 +2,13 @@
 // RocksDB in a temporary directory.
 //
 // The input is a RESP (or inline) stream; each command it holds runs through Dispatch() exactly
-// as a connection would run it, with a fresh session per input and empty databases at the start
-// of each input, so every crash reproduces from its input alone. (The databases are emptied by
-// deleting the keys the last input left, not by FLUSHALL: its range tombstones pile up in the
-// memtable and RocksDB 7.8 re-fragments them on every read, which slowed the run to a crawl.) What
-// a connection would do around a command is done here too: a blocking command that parks is
-// released at once (as if its timeout passed), QUIT/protocol errors/CLIENT KILL end the input,
-// and SHUTDOWN only records the request.
+// as a connection would run it (consecutive writes in one write group, as in a pipeline), with a
+// fresh session per input and empty databases at the start of each input, so every crash reproduces
+// from its input alone. (The databases are emptied by deleting the keys the last input left, not by
+// FLUSHALL: its range tombstones pile up in the memtable and RocksDB 7.8 re-fragments them on every
+// read, which slowed the run to a crawl.) What a connection would do around a command is done here
+// too: a blocking command that parks is released at once (as if its timeout passed), QUIT/protocol
+// errors/CLIENT KILL end the input, and SHUTDOWN only records the request.
 //
 // Not run: CONFIG SET and CONFIG REWRITE (they would change the fuzzer's own environment: a
 // `durability sync` makes every later input fsync, larger size limits let one input allocate
@@ -51,6 +51,7 @@ namespace {
 using namespace basalt;
 
 constexpr int kMaxCommandsPerInput = 64;
+constexpr size_t kMaxHeldReplies = 64 * 1024;
 constexpr int kCompactEvery = 2000;  // inputs; drops the tombstones of the keys reset deletes
 
 class FuzzServer {
@@ -116,16 +117,21 @@ class FuzzServer {
     limits.max_bulk_len = config_.proto_max_bulk_len.load();
     std::vector<std::string> argv;
     std::string out;
+    WriteGroup group;  // consecutive writes are grouped as a connection's pipeline would be
     for (int n = 0; n < kMaxCommandsPerInput && !killed && !session->close_after_reply; n++) {
       if (reader.Next(&argv, limits) != RespReader::Result::kCommand) break;
       if (Skipped(argv)) continue;
-      out.clear();
-      Dispatch(state_, *session, argv, &out);
+      Dispatch(state_, *session, argv, &out, &group);
       if (session->block.active) {  // what the block timer does when the timeout passes
         state_.blocking.Unblock(*session);
         session->block = BlockState();
       }
+      if (out.size() >= kMaxHeldReplies) {  // what a connection's flush does
+        group.Commit(state_, *session, &out);
+        out.clear();
+      }
     }
+    group.Commit(state_, *session, &out);
     ResetTransaction(state_, *session);
     state_.clients.Remove(session->id);
   }

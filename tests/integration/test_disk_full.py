@@ -13,6 +13,7 @@ import redis
 
 from conftest import ServerProcess
 from helpers import parse_info, wait_until
+from resp import encode
 
 pytestmark = pytest.mark.basalt_only
 
@@ -135,4 +136,36 @@ def test_disk_full_refuses_writes_keeps_reads_and_recovers(small_disk_server):
     c = s.client(decode_responses=False)
     verify(c, expected)
     assert storage_info(s)["storage_write_status"] == "ok"
+    c.close()
+
+
+def test_pipelined_writes_on_a_full_disk_land_or_fail_together(small_disk_server):
+    """Pipelined writes are committed in groups (one RocksDB batch per group): when that
+    batch cannot be written, every command of the group gets the error and none of them
+    lands, while the groups before it are all there."""
+    s = small_disk_server
+    filler = fill_disk(s.dir)
+    acknowledged, failed = [], []
+    with s.raw() as raw:
+        for batch in range(5000):
+            # 2.7 KB: one read of the socket (libevent reads up to 4 KB at a time), so one group.
+            keys = ["p%d-%d" % (batch, j) for j in range(8)]
+            raw.send_raw(b"".join(encode("SET", k, VALUE[:300]) for k in keys))
+            for k in keys:
+                kind, text = raw.read()
+                if kind == "+":
+                    acknowledged.append(k)
+                else:
+                    failed.append((k, text))
+            if failed:
+                break
+    assert failed, "the disk never filled up"
+    assert any("No space left on device" in text for _, text in failed), failed
+    # The batch that failed was a group's: several commands got the commit's error at once.
+    assert sum(text.startswith("ERR write failed") for _, text in failed) >= 2, failed
+    os.remove(filler)
+    c = s.client(decode_responses=False)
+    assert c.exists(*acknowledged) == len(acknowledged)
+    assert c.exists(*[k for k, _ in failed]) == 0
+    assert c.dbsize() == len(acknowledged)
     c.close()

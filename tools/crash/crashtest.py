@@ -7,11 +7,11 @@
 Each iteration starts the server on the same data directory (durability `sync`, `lazy`, or
 alternating with `both`), runs writer clients that do SETs (new keys, plus one key they keep
 overwriting), HSET fields, RPUSHes, ZADDs, SADDs and MULTI/EXEC blocks touching six keys of
-those kinds, records every acknowledged write with the time its reply arrived, and SIGKILLs the
+those kinds, one at a time or pipelined up to 8 at once, records every acknowledged write with the time its reply arrived, and SIGKILLs the
 server at a random moment. After the restart it checks, per writer:
 
   * the stored data is exactly what the writer's first k writes produce, for some k (the
-    writes it sent before the kill, in order, the last one possibly unacknowledged): no write
+    writes it sent before the kill, in order, the last few possibly unacknowledged): no write
     is half applied (in particular no MULTI/EXEC), and none survives without its predecessors;
   * `sync`: every acknowledged write is among them;
     `lazy`: every write acknowledged more than one second (plus LAZY_SLACK for the duration of
@@ -38,6 +38,7 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LAZY_WINDOW = 1.0  # seconds: the documented bound on what `lazy` may lose
+BURST_SIZES = (1, 1, 1, 2, 4, 8)  # writes a writer pipelines at once
 LAZY_SLACK = 0.5   # the background sync runs once a second and itself takes time
 
 
@@ -280,7 +281,7 @@ class Writer(threading.Thread):
         super().__init__(daemon=True)
         self.port, self.ns, self.seq = port, ns, seq_start
         self.rng = random.Random(seed)
-        self.ops = []  # sent this iteration, in order; the last may be unacknowledged
+        self.ops = []  # sent this iteration, in order; the last few may be unacknowledged
         self.error = None
 
     def run(self):
@@ -290,16 +291,21 @@ class Writer(threading.Thread):
             return
         try:
             while True:
-                op = make_op(self.ns, self.seq, self.rng)
-                self.seq += 1
-                self.ops.append(op)
-                conn.send(b"".join(encode(*c) for c in op.commands))
-                replies = [conn.read() for _ in op.commands]
-                bad = [r for r in replies if isinstance(r, ReplyError)]
-                if bad:
-                    self.error = "%s -> %s" % (op.commands, bad[0])
-                    return
-                op.acked_at = time.monotonic()
+                # Some writes go out as a pipeline of several, which the server commits in
+                # groups: the prefix property below must hold for those too.
+                burst = []
+                for _ in range(self.rng.choice(BURST_SIZES)):
+                    burst.append(make_op(self.ns, self.seq, self.rng))
+                    self.seq += 1
+                self.ops.extend(burst)
+                conn.send(b"".join(encode(*c) for op in burst for c in op.commands))
+                for op in burst:
+                    replies = [conn.read() for _ in op.commands]
+                    bad = [r for r in replies if isinstance(r, ReplyError)]
+                    if bad:
+                        self.error = "%s -> %s" % (op.commands, bad[0])
+                        return
+                    op.acked_at = time.monotonic()
         except ServerGone:
             pass
         finally:
