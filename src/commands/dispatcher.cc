@@ -266,6 +266,24 @@ bool Admitted(ServerState& server, Session& session, const CommandSpec& spec,
   return true;
 }
 
+// Runs the handler in `ctx`, once the caller holds the command's locks. False when the command
+// was refused instead: a write on a read-only replica, checked here under the keyspace lock
+// because a replica's link takes that lock exclusively once it starts, so no write that passed
+// this check can still be running when the link applies the master's data.
+bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
+                std::vector<std::string>& argv, Reply& reply, Context& ctx) {
+  if (RejectedAsReplica(server, spec)) {
+    server.counters.error_replies++;
+    reply.Error(kReadOnlyError);
+    return false;
+  }
+  SetLastCommand(session, spec, argv);
+  reply.SetLimit(static_cast<size_t>(server.config->max_reply_size.load()));
+  CommandContext c{server, session, argv, reply, ctx, false};
+  spec.handler(c);
+  return true;
+}
+
 // Runs an admitted command under the keyspace lock and its key locks, in a fresh Context that
 // is committed before returning. `allowed_while_busy` commands run without the locks while a
 // script is busy, since they do not touch the key space. False when the command was refused
@@ -291,18 +309,8 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
     reply.Error(kBusyScriptError);
     return false;
   }
-  // Checked under the keyspace lock: a replica's link takes that lock exclusively once it
-  // starts, so no write that passed this check can still be running when it applies.
-  if (RejectedAsReplica(server, spec)) {
-    server.counters.error_replies++;
-    reply.Error(kReadOnlyError);
-    return false;
-  }
   Context ctx(server.keyspace);
-  SetLastCommand(session, spec, argv);
-  reply.SetLimit(static_cast<size_t>(server.config->max_reply_size.load()));
-  CommandContext c{server, session, argv, reply, ctx, false};
-  spec.handler(c);
+  if (!RunHandler(server, session, spec, argv, reply, ctx)) return false;
   Status s = ctx.Commit();
   if (!s.ok()) {
     out->resize(reply_start);
@@ -350,17 +358,8 @@ class GroupedRun {
       reply.Error(kBusyScriptError);
       return false;
     }
-    // Under the keyspace lock, as in RunLocked().
-    if (RejectedAsReplica(server_, spec)) {
-      server_.counters.error_replies++;
-      reply.Error(kReadOnlyError);
-      return false;
-    }
-    SetLastCommand(session_, spec, argv);
-    reply.SetLimit(static_cast<size_t>(server_.config->max_reply_size.load()));
     size_t begin = out->size();
-    CommandContext c{server_, session_, argv, reply, *group_.ctx_, false};
-    spec.handler(c);
+    if (!RunHandler(server_, session_, spec, argv, reply, *group_.ctx_)) return false;
     group_.reply_spans_.emplace_back(begin, out->size());
     return true;
   }
