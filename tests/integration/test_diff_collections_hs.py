@@ -23,7 +23,7 @@ import random
 
 import pytest
 
-from diffpair import DiffPair
+from diffpair import DiffPair, WeightedGen
 
 HKEYS = ["h%d" % i for i in range(5)]
 SKEYS = ["s%d" % i for i in range(5)]
@@ -41,12 +41,12 @@ SEEDS = [int(os.environ["HS_DIFF_SEED"])] if os.environ.get("HS_DIFF_SEED") else
 N_COMMANDS = int(os.environ.get("HS_DIFF_COMMANDS", "1500"))
 
 
-class Gen:
+class Gen(WeightedGen):
     """Random deterministic commands; each generator returns (args, kind)."""
 
     def __init__(self, seed):
         self.r = random.Random(seed)
-        self.simple = [
+        self.gens = [
             (8, self.g_hset), (2, self.g_hsetnx), (5, self.g_hget), (2, self.g_hmget),
             (1, self.g_hmset), (3, self.g_hdel), (2, self.g_hlen), (1, self.g_hstrlen),
             (2, self.g_hexists), (3, self.g_hincrby), (2, self.g_hincrbyfloat),
@@ -55,7 +55,6 @@ class Gen:
             (3, self.g_setop), (2, self.g_setop_store), (2, self.g_sintercard),
             (2, self.g_smove), (2, self.g_generic), (1, self.g_bad),
         ]
-        self.total = sum(w for w, _ in self.simple)
 
     def key(self, pool):
         return self.r.choice(pool if self.r.random() < 0.85 else ALL_KEYS)
@@ -74,14 +73,6 @@ class Gen:
 
     def val(self):
         return self.r.choice(VALUES)
-
-    def pick_simple(self):
-        x = self.r.uniform(0, self.total)
-        for w, f in self.simple:
-            x -= w
-            if x <= 0:
-                return f()
-        return self.simple[-1][1]()
 
 # -- hashes ------------------------------------------------------------------------------------
     def g_hset(self):
@@ -332,7 +323,7 @@ def run_macro(p, g, name):
         p.call(["MULTI"], resp3=resp3)
         kinds = []
         for _ in range(r.randint(0, 5)):
-            args, kind = g.pick_simple()
+            args, kind = g.pick()
             p.call(args, resp3=resp3)
             kinds.append(kind)
         if r.random() < 0.15:
@@ -378,7 +369,7 @@ def test_hash_set_stream_matches_redis(pair, seed):
                     break
             run_macro(p, g, name)
         else:
-            args, kind = g.pick_simple()
+            args, kind = g.pick()
             p.call(args, kind, resp3=g.r.random() < 0.3)
     compare_keyspaces(p)
 

@@ -28,7 +28,7 @@ import time
 
 import pytest
 
-from diffpair import DiffPair
+from diffpair import DiffPair, WeightedGen
 
 KEYS = ["k%d" % i for i in range(20)]
 VALUES = ["", "v", "hello world", "0", "1", "-1", "42", "10", "3.5", "-2.25", "1e3",
@@ -45,14 +45,14 @@ SEEDS = [int(os.environ["DIFF_SEED"])] if os.environ.get("DIFF_SEED") else [1, 2
 N_COMMANDS = int(os.environ.get("DIFF_COMMANDS", "2000"))
 
 
-class Gen:
+class Gen(WeightedGen):
     """Random commands. Each generator returns (args, kind)."""
 
     def __init__(self, seed):
         self.rnd = random.Random(seed)
         self.now = int(time.time())
         r = self.rnd
-        self.simple = [
+        self.gens = [
             (10, self.g_set), (6, self.g_get), (3, self.g_setex), (2, self.g_setnx),
             (2, self.g_getset), (2, self.g_getdel), (3, self.g_getex), (3, self.g_mget),
             (2, self.g_mset), (1, self.g_msetnx), (3, self.g_append), (2, self.g_strlen),
@@ -64,7 +64,6 @@ class Gen:
         ]
         self.macro = [(1, "select"), (1, "swapdb"), (2, "randomkey"), (2, "scan"),
                       (4, "multi"), (2, "watch"), (0.2, "flushdb"), (0.1, "flushall")]
-        self._simple_total = sum(w for w, _ in self.simple)
         self.r = r
 
     # -- helpers -------------------------------------------------------------
@@ -81,14 +80,6 @@ class Gen:
 
     def abs_ms(self):
         return self.abs_s() * 1000 + self.r.choice([0, 123])
-
-    def pick_simple(self):
-        x = self.r.uniform(0, self._simple_total)
-        for w, f in self.simple:
-            x -= w
-            if x <= 0:
-                return f()
-        return self.simple[-1][1]()
 
     # -- strings -------------------------------------------------------------
     def g_set(self):
@@ -345,14 +336,14 @@ def run_macro(p, g, name):
                                  ["EXPIRE", watched[0], 5000], ["GET", watched[0]]]),
                        second=True)
             elif x < 0.6:  # or run anything there
-                args, kind = g.pick_simple()
+                args, kind = g.pick()
                 p.call(args, kind, second=True)
             if r.random() < 0.15:
                 p.call(["UNWATCH"])
         p.call(["MULTI"])
         kinds = []
         for _ in range(r.randint(0, 5)):
-            args, kind = g.pick_simple()
+            args, kind = g.pick()
             p.call(args)  # QUEUED or a queue-time error
             kinds.append(kind)
         if r.random() < 0.05:
@@ -397,7 +388,7 @@ def test_random_command_stream_matches_redis(pair, seed):
                     break
             run_macro(p, g, name)
         else:
-            args, kind = g.pick_simple()
+            args, kind = g.pick()
             p.call(args, kind)
     compare_keyspaces(p)
 
