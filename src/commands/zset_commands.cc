@@ -299,32 +299,30 @@ void ZrevrankCommand(CommandContext& c) {
   RankCommand(c, true);
 }
 
-void ZcountCommand(CommandContext& c) {
-  ScoreRange range;
-  if (!ParseScoreRange(c.arg(2), c.arg(3), &range)) return c.reply.Error(kMinMaxNotFloat);
+// ZCOUNT and ZLEXCOUNT: the members `scan` (ScanScoreRange or ScanLexRange) finds in `range`.
+template <typename Range, typename Scan>
+void ReplyRangeCount(CommandContext& c, const Range& range, Scan scan) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
   int64_t n = 0;
   if (state->live()) {
-    Status s = ScanScoreRange(c.ctx, c.db(), c.arg(1), state->meta, range, false,
-                              [&](std::string_view, double) { return ++n, true; });
+    Status s = scan(c.ctx, c.db(), c.arg(1), state->meta, range, false,
+                    [&](std::string_view, double) { return ++n, true; });
     if (ReplyIfError(c, s)) return;
   }
   c.reply.Integer(n);
 }
 
+void ZcountCommand(CommandContext& c) {
+  ScoreRange range;
+  if (!ParseScoreRange(c.arg(2), c.arg(3), &range)) return c.reply.Error(kMinMaxNotFloat);
+  ReplyRangeCount(c, range, ScanScoreRange);
+}
+
 void ZlexcountCommand(CommandContext& c) {
   LexRange range;
   if (!ParseLexRange(c.arg(2), c.arg(3), &range)) return c.reply.Error(kMinMaxNotLex);
-  auto state = LookupZset(c, c.arg(1));
-  if (!state) return;
-  int64_t n = 0;
-  if (state->live()) {
-    Status s = ScanLexRange(c.ctx, c.db(), c.arg(1), state->meta, range, false,
-                            [&](std::string_view, double) { return ++n, true; });
-    if (ReplyIfError(c, s)) return;
-  }
-  c.reply.Integer(n);
+  ReplyRangeCount(c, range, ScanLexRange);
 }
 
 void PopCommand(CommandContext& c, bool max) {
