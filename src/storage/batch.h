@@ -4,12 +4,19 @@
 // observe its earlier ones; nothing is visible to other clients until Commit() writes the whole
 // batch atomically. DeleteRange is not indexed by RocksDB's WriteBatchWithIndex, so reads in
 // the same batch after a DeleteRange still see older data (documented in docs/encoding.md).
+//
+// Writes to the `metadata` column family are coalesced: a write group rewrites one hot key's
+// metadata once per command (sixteen LPUSHes, sixteen new sizes), and only the last value has
+// to reach the WAL and the memtable. They wait in a small map, which Get consults first, until
+// Commit(), an iterator over `metadata` or a ranged operation on it writes them into the batch.
 #pragma once
 
 #include <rocksdb/utilities/write_batch_with_index.h>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "storage/engine.h"
 
@@ -29,14 +36,20 @@ class Batch {
   // are not seen by it (RocksDB forbids changing a batch under its iterators).
   std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf, rocksdb::ReadOptions* options);
 
-  bool empty() { return batch_.GetWriteBatch()->Count() == 0; }
+  bool empty() { return pending_metadata_.empty() && batch_.GetWriteBatch()->Count() == 0; }
   rocksdb::Status Commit();
-  void Clear() { batch_.Clear(); }
+  void Clear();
   Engine* engine() const { return engine_; }
 
  private:
+  // Moves the coalesced metadata writes into the batch, so that an operation whose meaning
+  // depends on the order of writes (an iterator, a range, a merge) sees them.
+  void FlushPendingMetadata();
+
   Engine* engine_;
   rocksdb::WriteBatchWithIndex batch_;
+  // Metadata key -> its last value in this batch (nullopt: deleted).
+  std::unordered_map<std::string, std::optional<std::string>> pending_metadata_;
 };
 
 }  // namespace basalt
