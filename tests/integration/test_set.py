@@ -157,6 +157,19 @@ def test_spop_one_at_a_time_through_tombstones_keeps_members_and_ttl(rr):
     assert rr.execute_command("EXISTS", "s") == 0
 
 
+def test_spop_reaches_members_added_beyond_the_ends(rr):
+    # Single pops sample between the set's first and last members (Basalt reuses those bounds
+    # for a while); members added below and above them afterwards must still come out.
+    members = {"m%05d" % i for i in range(2000)}
+    rr.execute_command("SADD", "s", *members)
+    seen = [rr.execute_command("SPOP", "s") for _ in range(100)]
+    rr.execute_command("SADD", "s", "0-below", "~above")
+    while rr.execute_command("EXISTS", "s"):
+        seen.append(rr.execute_command("SPOP", "s"))
+    assert len(seen) == 2002
+    assert set(seen) == members | {"0-below", "~above"}
+
+
 def test_spop_errors(rr):
     rr.execute_command("SADD", "s", "a")
     raises(rr, POSITIVE, "SPOP", "s", "-1")
