@@ -59,6 +59,18 @@ void Batch::FlushPendingMetadata() {
   pending_metadata_.clear();
 }
 
+rocksdb::Status Batch::AppendPendingMetadataUnindexed() {
+  rocksdb::WriteBatch* raw = batch_.GetWriteBatch();
+  rocksdb::ColumnFamilyHandle* handle = engine_->cf(ColumnFamily::kMetadata);
+  rocksdb::Status s;
+  for (const auto& [key, value] : pending_metadata_) {
+    s = value ? raw->Put(handle, key, *value) : raw->Delete(handle, key);
+    if (!s.ok()) break;
+  }
+  pending_metadata_.clear();
+  return s;
+}
+
 std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
                                                       rocksdb::ReadOptions* options) {
   if (cf == ColumnFamily::kMetadata) FlushPendingMetadata();
@@ -72,9 +84,9 @@ std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
 }
 
 rocksdb::Status Batch::Commit() {
-  FlushPendingMetadata();
-  if (empty()) return rocksdb::Status::OK();
-  rocksdb::Status s = engine_->Write(batch_.GetWriteBatch());
+  // Nothing reads the batch after this: the entries need no place in its index.
+  rocksdb::Status s = AppendPendingMetadataUnindexed();
+  if (s.ok() && !empty()) s = engine_->Write(batch_.GetWriteBatch());
   batch_.Clear();
   return s;
 }

@@ -45,6 +45,8 @@ class Batch {
   // Moves the coalesced metadata writes into the batch, so that an operation whose meaning
   // depends on the order of writes (an iterator, a range, a merge) sees them.
   void FlushPendingMetadata();
+  // The same at commit time, straight into the write batch: its index is about to be dropped.
+  rocksdb::Status AppendPendingMetadataUnindexed();
 
   Engine* engine_;
   rocksdb::WriteBatchWithIndex batch_;
