@@ -262,8 +262,7 @@ void AclHelp(CommandContext& c) {
       "    Return the current connection username.",
       "HELP",
       "    Prints this help."};
-  c.reply.Array(std::size(kHelp));
-  for (const auto& line : kHelp) c.reply.Simple(line);
+  c.reply.SimpleLines(kHelp);
 }
 
 void AclCommand(CommandContext& c) {

@@ -337,8 +337,7 @@ void ClientCommand(CommandContext& c) {
         "    Assign the name <name> to the current connection.",
         "HELP",
         "    Print this help."};
-    c.reply.Array(std::size(kHelp));
-    for (const auto& line : kHelp) c.reply.Simple(line);
+    c.reply.SimpleLines(kHelp);
     return;
   }
   c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +

@@ -156,8 +156,7 @@ void CommandHelp(CommandContext& c) {
       "    Return the keys from a full Redis command.",
       "HELP",
       "    Print this help."};
-  c.reply.Array(std::size(kHelp));
-  for (const auto& line : kHelp) c.reply.Simple(line);
+  c.reply.SimpleLines(kHelp);
 }
 
 void CommandCommand(CommandContext& c) {

@@ -379,8 +379,7 @@ void ObjectCommand(CommandContext& c) {
         "    Return the number of references of the value associated with the specified <key>.",
         "HELP",
         "    Print this help."};
-    c.reply.Array(std::size(kHelp));
-    for (const auto& line : kHelp) c.reply.Simple(line);
+    c.reply.SimpleLines(kHelp);
     return;
   }
   if (c.argc() != 3 ||

@@ -144,8 +144,7 @@ void PubsubHelp(CommandContext& c) {
       "    Return the number of subscribers for the specified shard level channel(s)",
       "HELP",
       "    Prints this help."};
-  c.reply.Array(std::size(kHelp));
-  for (const auto& line : kHelp) c.reply.Simple(line);
+  c.reply.SimpleLines(kHelp);
 }
 
 void PubsubCommand(CommandContext& c) {

@@ -55,6 +55,11 @@ void Reply::Simple(std::string_view s) {
   CheckLimit();
 }
 
+void Reply::SimpleLines(std::span<const std::string> lines) {
+  Array(lines.size());
+  for (const auto& line : lines) Simple(line);
+}
+
 void Reply::Error(std::string_view msg) {
   out_->push_back('-');
   // An error line must not break the framing: newlines become spaces, as Redis does.

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,8 @@ class Reply {
   std::string* buffer() { return out_; }
 
   void Simple(std::string_view s);
+  // An array of simple strings: the reply of every `<COMMAND> HELP`.
+  void SimpleLines(std::span<const std::string> lines);
   void Ok() { out_->append("+OK\r\n"); }
   // `msg` is the full error line without '-' ("ERR ...", "WRONGTYPE ...").
   void Error(std::string_view msg);

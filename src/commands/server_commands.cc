@@ -87,8 +87,7 @@ void ConfigCommand(CommandContext& c) {
         "    Rewrite the configuration file.",
         "HELP",
         "    Print this help."};
-    c.reply.Array(std::size(kHelp));
-    for (const auto& line : kHelp) c.reply.Simple(line);
+    c.reply.SimpleLines(kHelp);
     return;
   }
   c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +
@@ -207,8 +206,7 @@ void SlowlogCommand(CommandContext& c) {
         "    Reset the slowlog.",
         "HELP",
         "    Print this help."};
-    c.reply.Array(std::size(kHelp));
-    for (const auto& line : kHelp) c.reply.Simple(line);
+    c.reply.SimpleLines(kHelp);
     return;
   }
   c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +

@@ -125,8 +125,7 @@ void ScriptCommand(CommandContext& c) {
       "    Load a script into the scripts cache without executing it.",
       "HELP",
       "    Print this help."};
-  c.reply.Array(std::size(kHelp));
-  for (const auto& line : kHelp) c.reply.Simple(line);
+  c.reply.SimpleLines(kHelp);
 }
 
 constexpr uint32_t kEval = kCmdNoScript | kCmdStale | kCmdSkipSlowlog | kCmdExclusive | kCmdOffload;
