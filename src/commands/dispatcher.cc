@@ -157,7 +157,8 @@ bool RefuseWriteOnStorageError(ServerState& server, const CommandSpec& spec, Rep
 // hard limit, the client is closed instead of being sent a partial reply.
 void CloseForReplySize(ServerState& server, Session& session, const CommandSpec& spec,
                        std::string* out, size_t reply_start) {
-  out->resize(reply_start);
+  // A group's commit may have sent (and cleared) what preceded the reply since reply_start.
+  out->resize(std::min(reply_start, out->size()));
   session.close_after_reply = true;
   server.counters.reply_size_disconnections.fetch_add(1, std::memory_order_relaxed);
   LOG(WARNING) << "closing client " << session.addr << ": the reply to '" << spec.name
@@ -350,8 +351,8 @@ class GroupedRun {
            int64_t busy_threshold_ms) {
     std::vector<size_t> stripes = StripesOf(server_, session_, spec, argv, true);
     if (group_.active() &&
-        (group_.reply_spans_.size() >= kMaxGroupedCommands || !TryAddStripes(stripes))) {
-      group_.Commit(server_, session_, out);
+        (group_.replies_.size() >= kMaxGroupedCommands || !TryAddStripes(stripes))) {
+      group_.Commit(server_);
     }
     if (!group_.active() && !Begin(std::move(stripes), busy_threshold_ms)) {
       server_.counters.error_replies++;
@@ -360,7 +361,7 @@ class GroupedRun {
     }
     size_t begin = out->size();
     if (!RunHandler(server_, session_, spec, argv, reply, *group_.ctx_)) return false;
-    group_.reply_spans_.emplace_back(begin, out->size());
+    group_.replies_.push_back({&session_, out, begin, out->size()});
     return true;
   }
 
@@ -389,8 +390,11 @@ class GroupedRun {
       }
       taken.push_back(stripe);
     }
+    // Both runs are sorted (StripesOf sorts): merge rather than sort the whole group again.
+    size_t held = group_.stripes_.size();
     group_.stripes_.insert(group_.stripes_.end(), taken.begin(), taken.end());
-    std::sort(group_.stripes_.begin(), group_.stripes_.end());
+    std::inplace_merge(group_.stripes_.begin(), group_.stripes_.begin() + held,
+                       group_.stripes_.end());
     return true;
   }
 
@@ -400,8 +404,8 @@ class GroupedRun {
 };
 
 WriteGroup::~WriteGroup() {
-  // Every path through Connection::ProcessCommands commits; reaching here active is a bug, and
-  // dropping the writes (their replies were never sent) is the safe way out of it.
+  // Every owner commits before its group goes away; reaching here active is a bug, and dropping
+  // the writes (their replies were never sent) is the safe way out of it.
   if (!active()) return;
   LOG(DFATAL) << "write group destroyed uncommitted";
   ctx_->Discard();
@@ -409,37 +413,59 @@ WriteGroup::~WriteGroup() {
   for (size_t stripe : stripes_) table_->stripe(stripe).unlock();
 }
 
-void WriteGroup::Commit(ServerState& server, Session& session, std::string* out) {
-  if (!active()) return;
-  Status s = ctx_->Commit();
-  if (!s.ok()) {
-    // Rebuilt rather than patched in place: replies of commands that did not join the group
-    // (errors before they ran) sit between the grouped ones and stay as they are.
+bool WriteGroup::HoldsRepliesIn(const std::string* out) const {
+  return std::any_of(replies_.begin(), replies_.end(),
+                     [out](const HeldReply& r) { return r.out == out; });
+}
+
+void WriteGroup::ReplaceRepliesWithError(const Status& error) {
+  // Each output string is rebuilt rather than patched in place: replies of commands that did
+  // not join the group (errors before they ran) sit between the grouped ones and stay as they
+  // are. The held replies of one string appear in replies_ in the order they were written.
+  std::vector<std::string*> outs;
+  for (const HeldReply& r : replies_) {
+    if (std::find(outs.begin(), outs.end(), r.out) == outs.end()) outs.push_back(r.out);
+  }
+  for (std::string* out : outs) {
     std::string rebuilt;
     size_t copied = 0;
-    for (auto [begin, end] : reply_spans_) {
+    for (const HeldReply& r : replies_) {
+      if (r.out != out) continue;
       // A reply cut for max-reply-size ends before its span did (its client is being closed).
-      begin = std::min(begin, out->size());
-      end = std::min(end, out->size());
+      size_t begin = std::min(r.begin, out->size());
+      size_t end = std::min(r.end, out->size());
       rebuilt.append(*out, copied, begin - copied);
-      Reply(&rebuilt, session.resp).Error(s.ToReplyText());
+      Reply(&rebuilt, r.session->resp).Error(error.ToReplyText());
       copied = end;
     }
     rebuilt.append(*out, copied, std::string::npos);
     out->swap(rebuilt);
-  } else {
-    session.last_write_seq = server.keyspace->engine()->LatestSequence();
   }
-  if (reply_spans_.size() > 1) {
+}
+
+void WriteGroup::Commit(ServerState& server) {
+  if (!active()) return;
+  Status s = ctx_->Commit();
+  std::vector<uint64_t> sessions;
+  if (!s.ok()) ReplaceRepliesWithError(s);
+  uint64_t sequence = s.ok() ? server.keyspace->engine()->LatestSequence() : 0;
+  for (const HeldReply& r : replies_) {
+    if (s.ok()) r.session->last_write_seq = sequence;
+    if (std::find(sessions.begin(), sessions.end(), r.session->id) == sessions.end()) {
+      sessions.push_back(r.session->id);
+    }
+  }
+  if (replies_.size() > 1) {
     server.counters.grouped_commits.fetch_add(1, std::memory_order_relaxed);
-    server.counters.grouped_commands.fetch_add(static_cast<int64_t>(reply_spans_.size()),
+    server.counters.grouped_commands.fetch_add(static_cast<int64_t>(replies_.size()),
                                                std::memory_order_relaxed);
   }
   ctx_.reset();
-  reply_spans_.clear();
+  replies_.clear();
   for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) table_->stripe(*it).unlock();
   stripes_.clear();
   keyspace_lock_ = std::shared_lock<WriterPreferringMutex>();
+  if (after_commit_) after_commit_(sessions);
 }
 
 void Dispatch(ServerState& server, Session& session, std::vector<std::string>& argv,
@@ -449,7 +475,7 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   std::string error;
   const CommandSpec* spec = ResolveCommand(argv, &error);
   const bool grouped = group != nullptr && spec != nullptr && JoinsGroups(session, *spec);
-  if (group != nullptr && !grouped) group->Commit(server, session, out);
+  if (group != nullptr && !grouped) group->Commit(server);
   if (spec == nullptr) {
     server.counters.error_replies++;
     if (session.in_multi && EqualsIgnoreCase(argv[0], "exec")) {

@@ -8,14 +8,17 @@
 // replaces whatever the handler replied with the error, so a client never sees success for a
 // write that did not land.
 //
-// Pipelined writes are committed in groups (WriteGroup): the connection passes one group for
-// the commands it takes from one read of its socket, and consecutive plain keyed writes among
-// them run in one Context and reach RocksDB as one batch, with one WAL append (and in sync mode
-// one fsync) for all of them. The group keeps the keyspace lock and every grouped command's key
-// stripes until it commits, and the connection sends no reply before that, so other clients see
-// the same order of effects as without grouping.
+// Writes are committed in groups (WriteGroup). A worker passes its one group for every command
+// it runs, and consecutive plain keyed writes, of one pipeline or of the many clients whose
+// requests one turn of the worker's event loop reads, run in one Context and reach RocksDB as
+// one batch, with one WAL append (and in sync mode one fsync) for all of them. The group keeps
+// the keyspace lock and every grouped command's key stripes until it commits, and none of its
+// replies is sent before that, so every client sees the same order of effects as without
+// grouping.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -27,27 +30,44 @@
 
 namespace basalt {
 
-// The uncommitted writes of one pipeline: see the top of this file. Lives for one pass of the
-// connection over its input, which calls Commit() before sending any reply.
+// The uncommitted writes of one worker: see the top of this file. The worker commits it at the
+// end of each turn of its event loop and before anything else runs on its thread; Dispatch()
+// commits it before a command that cannot join, at 64 commands, and before waiting for a key
+// stripe. A grouped command's reply stays in its client's output string until the commit.
 class WriteGroup {
  public:
-  WriteGroup() = default;
+  // Runs after every commit with the ids of the sessions whose replies the group held, which
+  // may now be sent.
+  using CommitListener = std::function<void(const std::vector<uint64_t>& session_ids)>;
+
+  explicit WriteGroup(CommitListener after_commit = nullptr)
+      : after_commit_(std::move(after_commit)) {}
   WriteGroup(const WriteGroup&) = delete;
   WriteGroup& operator=(const WriteGroup&) = delete;
   ~WriteGroup();
 
   bool active() const { return ctx_.has_value(); }
+  // True while a reply in *out waits for this group's commit.
+  bool HoldsRepliesIn(const std::string* out) const;
   // Commits the grouped commands' batch and releases their locks. If the commit fails, each
-  // grouped command's reply in *out (which must still hold them) becomes the error.
-  void Commit(ServerState& server, Session& session, std::string* out);
+  // grouped command's reply (still in its client's output string) becomes the error.
+  void Commit(ServerState& server);
 
  private:
   friend class GroupedRun;
+  struct HeldReply {
+    Session* session;
+    std::string* out;
+    size_t begin, end;  // the reply's bytes in *out
+  };
+  void ReplaceRepliesWithError(const Status& error);
+
+  CommitListener after_commit_;
   std::shared_lock<WriterPreferringMutex> keyspace_lock_;
   std::vector<size_t> stripes_;  // held exclusively, sorted
   LockTable* table_ = nullptr;
   std::optional<Context> ctx_;
-  std::vector<std::pair<size_t, size_t>> reply_spans_;  // each grouped reply's [begin, end)
+  std::vector<HeldReply> replies_;
 };
 
 // Runs a command from a client. Appends the reply to *out. With a `group`, a plain keyed write

@@ -187,13 +187,11 @@ void Connection::ProcessCommands() {
   ServerState* state = worker_->state();
   RespReader::Limits limits;
   limits.max_bulk_len = state->config->proto_max_bulk_len.load(std::memory_order_relaxed);
-  std::string out;
   std::vector<std::string> argv;
-  // The pipelined writes of this pass, committed before any reply leaves (commands/dispatcher.h).
-  WriteGroup group;
+  WriteGroup& group = worker_->group();
   evbuffer* output = bufferevent_get_output(bev_);
   while (!closing_ && !handing_over_ && !session_->block.active && !session_->awaiting_reply) {
-    if (evbuffer_get_length(output) + out.size() >= kPauseOutputBytes) {
+    if (evbuffer_get_length(output) + out_.size() >= kPauseOutputBytes) {
       paused_ = true;
       bufferevent_disable(bev_, EV_READ);
       break;
@@ -202,21 +200,29 @@ void Connection::ProcessCommands() {
     RespReader::Result r = reader_.Next(&argv, limits);
     if (r == RespReader::Result::kNeedMore) break;
     if (r == RespReader::Result::kError) {
-      Reply(&out, session_->resp).Error("ERR " + reader_.error());
+      Reply(&out_, session_->resp).Error("ERR " + reader_.error());
       closing_ = true;
       break;
     }
-    Dispatch(*state, *session_, argv, &out, &group);
+    Dispatch(*state, *session_, argv, &out_, &group);
     if (session_->close_after_reply) closing_ = true;
     if (session_->take_socket) handing_over_ = true;
-    if (out.size() >= kFlushThreshold) {
-      group.Commit(*state, *session_, &out);
-      Flush(out);
+    if (out_.size() >= kFlushThreshold) {
+      worker_->CommitGroup();
+      Flush(out_);
     }
   }
-  group.Commit(*state, *session_, &out);
   session_->query_buffer_bytes = reader_.buffered();
-  AfterCommands(out);
+  if (group.HoldsRepliesIn(&out_)) {
+    // Normally the replies wait for the end of the worker's turn, when the group commits with
+    // the other clients' writes. A client that is closing, handing over, parked or paused
+    // needs its replies settled now.
+    bool settled_later = !closing_ && !handing_over_ && !paused_ && !session_->block.active &&
+                         !session_->awaiting_reply;
+    if (settled_later) return;
+    worker_->CommitGroup();
+  }
+  AfterCommands(out_);
 }
 
 void Connection::AfterCommands(std::string& out) {
@@ -269,6 +275,7 @@ void Connection::DeliverOffloaded(std::string reply) {
 
 void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Connection*>(arg);
+  self->worker_->CommitGroup();  // it may hold locks that this client's next commands need
   Session& session = *self->session_;
   if (!session.block.active) return;
   self->worker_->state()->blocking.Unblock(session);

@@ -2,10 +2,12 @@
 //
 // Reads whatever arrived, lets the RespReader cut it into commands, runs each through the
 // dispatcher and writes all replies of one read in a single write, which is what makes
-// pipelining cheap. A protocol error gets its "-ERR Protocol error: ..." reply and closes this
-// connection only. Pub/sub messages published on other threads arrive through the session's
-// ClientOutput and the worker (DeliverMessages), never by another thread writing here. Replies
-// and messages not yet written count against client-output-buffer-limit.
+// pipelining cheap. Replies of writes in the worker's group wait in out_ until the group
+// commits (net/worker.h), then go out through SendHeldReplies(). A protocol error gets its "-ERR
+// Protocol error: ..." reply and closes this connection only. Pub/sub messages published on other
+// threads arrive through the session's ClientOutput and the worker (DeliverMessages), never by
+// another thread writing here. Replies and messages not yet written count against
+// client-output-buffer-limit.
 #pragma once
 
 #include <event2/buffer.h>
@@ -39,6 +41,8 @@ class Connection {
   void DeliverOffloaded(std::string reply);
   // Writes the pub/sub messages other threads queued for this client.
   void DeliverMessages();
+  // Sends the replies that waited for the worker's write group to commit.
+  void SendHeldReplies() { Flush(out_); }
   Session& session() { return *session_; }
 
  private:
@@ -62,7 +66,8 @@ class Connection {
   bufferevent* bev_;
   std::shared_ptr<Session> session_;
   RespReader reader_;
-  bool closing_ = false;       // waiting for the last reply to drain
+  std::string out_;       // replies not yet written, held while the worker's write group holds any
+  bool closing_ = false;  // waiting for the last reply to drain
   bool handing_over_ = false;  // waiting for the last reply to drain before HandOver()
   bool paused_ = false;        // too much output waiting: no commands run until it drains
   event* block_timer_ = nullptr;

@@ -21,7 +21,8 @@ constexpr int kMaxCallbacksPerPoll = 16;
 constexpr size_t kDeliveriesPerRound = 64;
 }  // namespace
 
-Worker::Worker(ServerState* state) : state_(state) {
+Worker::Worker(ServerState* state)
+    : state_(state), group_([this](const std::vector<uint64_t>& ids) { SendHeldReplies(ids); }) {
   event_config* config = event_config_new();
   event_config_set_max_dispatch_interval(config, nullptr, kMaxCallbacksPerPoll, 0);
   base_ = event_base_new_with_config(config);
@@ -40,7 +41,27 @@ Worker::~Worker() {
 }
 
 void Worker::Start() {
-  thread_ = std::thread([this] { event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY); });
+  thread_ = std::thread([this] { Run(); });
+}
+
+void Worker::Run() {
+  // One turn: wait for events, run every callback that is ready, then commit the writes they
+  // grouped and send their replies.
+  while (!exit_loop_) {
+    int rc = event_base_loop(base_, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
+    CommitGroup();
+    if (rc < 0) {
+      LOG(ERROR) << "worker event loop failed; its clients are no longer served";
+      return;
+    }
+  }
+}
+
+void Worker::SendHeldReplies(const std::vector<uint64_t>& session_ids) {
+  for (uint64_t id : session_ids) {
+    auto it = connections_.find(id);
+    if (it != connections_.end()) it->second->SendHeldReplies();
+  }
 }
 
 void Worker::Adopt(int fd, std::string peer, std::string local) {
@@ -94,6 +115,7 @@ void Worker::Stop() {
 }
 
 void Worker::Forget(uint64_t id) {
+  CommitGroup();
   connections_.erase(id);
 }
 
@@ -102,6 +124,7 @@ void Worker::OnNotify(evutil_socket_t, short, void* arg) {
 }
 
 void Worker::DrainQueue() {
+  CommitGroup();
   std::vector<Pending> adopt;
   std::vector<uint64_t> close;
   std::vector<uint64_t> wake;
@@ -125,6 +148,7 @@ void Worker::DrainQueue() {
     for (auto& p : adopt) ::close(p.fd);
     for (auto& [id, conn] : connections_) conn->FlushBeforeShutdown();
     connections_.clear();
+    exit_loop_ = true;
     event_base_loopbreak(base_);
     return;
   }
@@ -166,6 +190,7 @@ void Worker::DrainQueue() {
 
 void Worker::OnTick(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Worker*>(arg);
+  self->CommitGroup();
   int64_t timeout = self->state_->config->timeout_seconds.load(std::memory_order_relaxed);
   if (timeout <= 0) return;
   int64_t now = UnixMillis();

@@ -1,4 +1,11 @@
 // Worker: one thread, one libevent base, the connections assigned to it.
+//
+// The worker owns one WriteGroup (commands/dispatcher.h) for all its connections: the plain
+// keyed writes that one turn of its event loop reads, from one pipeline or from many clients,
+// are committed as one batch at the end of the turn, and their replies are sent after that
+// commit, as Redis sends the replies of one turn before it sleeps. Everything else that runs on
+// this thread (queued wake-ups, deliveries, closes, timers) commits the group first, since it
+// may take the locks the group holds.
 #pragma once
 
 #include <event2/event.h>
@@ -11,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "commands/dispatcher.h"
 #include "commands/server_state.h"
 
 namespace basalt {
@@ -36,11 +44,16 @@ class Worker {
   void Forget(uint64_t id);
   event_base* base() const { return base_; }
   ServerState* state() const { return state_; }
+  WriteGroup& group() { return group_; }
+  // Commits the group (if it holds anything) and sends the replies it held.
+  void CommitGroup() { group_.Commit(*state_); }
 
  private:
   static void OnNotify(evutil_socket_t, short, void* arg);
   static void OnTick(evutil_socket_t, short, void* arg);
   void DrainQueue();
+  void Run();
+  void SendHeldReplies(const std::vector<uint64_t>& session_ids);
 
   ServerState* state_;
   event_base* base_;
@@ -60,8 +73,10 @@ class Worker {
   std::vector<std::pair<uint64_t, std::string>> deliver_queue_;
   std::deque<uint64_t> message_queue_;  // each client at most once (ClientOutput coalesces)
   bool stopping_ = false;
+  bool exit_loop_ = false;  // set on the worker's thread once it has stopped its connections
 
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
+  WriteGroup group_;  // committed before any connection in connections_ is destroyed
 };
 
 }  // namespace basalt

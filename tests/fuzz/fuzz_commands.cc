@@ -127,11 +127,11 @@ class FuzzServer {
         session->block = BlockState();
       }
       if (out.size() >= kMaxHeldReplies) {  // what a connection's flush does
-        group.Commit(state_, *session, &out);
+        group.Commit(state_);
         out.clear();
       }
     }
-    group.Commit(state_, *session, &out);
+    group.Commit(state_);
     ResetTransaction(state_, *session);
     state_.clients.Remove(session->id);
   }

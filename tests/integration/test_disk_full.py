@@ -169,3 +169,33 @@ def test_pipelined_writes_on_a_full_disk_land_or_fail_together(small_disk_server
     assert c.exists(*[k for k, _ in failed]) == 0
     assert c.dbsize() == len(acknowledged)
     c.close()
+
+
+def test_writes_of_many_clients_on_a_full_disk_land_or_fail_together(small_disk_server):
+    """Writes of different clients that one turn of a worker reads are committed as one batch:
+    when that batch fails, each of those clients gets the error for its own command, and
+    nothing that was refused lands while everything acknowledged does."""
+    s = small_disk_server
+    filler = fill_disk(s.dir)
+    acknowledged, failed = [], []
+    raws = [s.raw() for _ in range(6)]
+    try:
+        for batch in range(5000):
+            keys = ["m%d-%d" % (batch, i) for i in range(len(raws))]
+            for raw, key in zip(raws, keys):  # every client's write is out before any reply
+                raw.send_raw(encode("SET", key, VALUE[:300]))
+            for raw, key in zip(raws, keys):
+                kind, text = raw.read()
+                (acknowledged if kind == "+" else failed).append((key, text))
+            if failed:
+                break
+    finally:
+        for raw in raws:
+            raw.close()
+    assert failed, "the disk never filled up"
+    assert any("No space left on device" in text for _, text in failed), failed
+    os.remove(filler)
+    c = s.client(decode_responses=False)
+    assert c.exists(*[k for k, _ in acknowledged]) == len(acknowledged)
+    assert c.exists(*[k for k, _ in failed]) == 0
+    c.close()

@@ -7,6 +7,7 @@ losing an update or seeing a write before its reply exists; errors confined to t
 Except where marked basalt_only they hold for redis-server too (`--target redis`).
 """
 import threading
+import time
 
 import pytest
 
@@ -145,3 +146,34 @@ def test_consecutive_pipelined_writes_are_committed_as_one_group(server, r):
                        ("SET", "d", "4"), ("SET", "e", "5")])
     commits, commands = grouped()
     assert (commits - commits_before, commands - commands_before) == (2, 5)
+
+
+@pytest.mark.basalt_only
+def test_writes_of_clients_read_in_one_turn_share_a_group(server, r):
+    """A worker commits the writes of every client it read in one turn as one batch. A script
+    holds the key space while the clients' writes arrive, so each worker finds several of them
+    waiting when it can go on; each client sends a single command, so any group of more than
+    one command holds different clients' writes."""
+    def grouped():
+        stats = r.info("stats")
+        return int(stats["grouped_write_commits"]), int(stats["grouped_write_commands"])
+
+    busy_one_second = ("local s = redis.call('TIME') repeat local t = redis.call('TIME') "
+                       "until (t[1] - s[1]) * 1000000 + (t[2] - s[2]) > 1000000 return 1")
+    commits_before, commands_before = grouped()
+    with server.raw() as scripted:
+        raws = [server.raw() for _ in range(8)]
+        try:
+            scripted.send_raw(encode("EVAL", busy_one_second, "0"))
+            time.sleep(0.3)  # the script has started and holds the key space
+            for i, raw in enumerate(raws):
+                raw.send_raw(encode("SET", "turn%d" % i, str(i)))
+            assert [raw.read() for raw in raws] == [("+", b"OK")] * len(raws)
+        finally:
+            for raw in raws:
+                raw.close()
+        assert scripted.read() == (":", 1)
+    commits, commands = grouped()
+    assert commits > commits_before
+    assert commands - commands_before >= 3
+    assert r.mget(["turn%d" % i for i in range(8)]) == [str(i) for i in range(8)]
