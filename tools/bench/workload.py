@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""The workload suite: basalt-bench against Basalt in each durability mode.
+"""The workload suite: basalt-bench against Basalt in each durability mode, and against Redis.
 
 For each mode (sync, lazy, nosync) a fresh basalt-server is started on a free port with its own
 data directory; basalt-bench fills N keys, then runs random reads and the 70/30, 50/50 and 30/70
-read/write mixes with T connections and values of V bytes. The rounds of different modes
-alternate (sync, lazy, nosync, sync, ...) so that the machine's noise spreads over all of them.
+read/write mixes with T connections and values of V bytes. The pseudo-mode `redis` runs the same
+phases against a redis-server with persistence off: what this machine and this driver give an
+in-memory server, the floor for every latency figure. The rounds of different modes alternate
+(sync, lazy, nosync, redis, sync, ...) so that the machine's noise spreads over all of them.
 Writes workload-summary.csv, workload-series.csv, workload.md and, when gnuplot is installed,
 PNG charts: throughput over keys loaded, and latency percentiles per mix.
 
   tools/bench/workload.py [--keys N] [--connections T] [--value-size V] [--seconds S]
-                          [--modes sync,lazy,nosync] [--rounds R] --out DIR
+                          [--modes sync,lazy,nosync,redis] [--rounds R] --out DIR
 """
 
 import argparse
@@ -45,7 +47,9 @@ def run(args, out):
         for mode in args.modes:
             label = "%s-r%d" % (mode, rnd + 1)
             options = {"durability": mode, **args.basalt_option}
-            with benchlib.basalt_server(options, tmp_root=args.tmp) as server:
+            start = (benchlib.redis_server(tmp_root=args.tmp) if mode == "redis" else
+                     benchlib.basalt_server(options, tmp_root=args.tmp))
+            with start as server:
                 loads[label] = benchlib.load_average()
                 run_driver(server, label, args, out, ["fill"] + MIX_PHASES,
                            ["--fill-pipeline", str(args.fill_pipeline)])
@@ -146,7 +150,8 @@ def main():
     p.add_argument("--seconds", type=float, default=30)
     p.add_argument("--fill-pipeline", type=int, default=16)
     p.add_argument("--interval-ms", type=int, default=1000, help="time series resolution")
-    p.add_argument("--modes", default="sync,lazy,nosync")
+    p.add_argument("--modes", default="sync,lazy,nosync,redis",
+                   help="Basalt durability modes; 'redis' is redis-server, for reference")
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--tmp", default=None, help="parent of the servers' data directories")
     p.add_argument("--basalt-option", nargs=2, action="append", metavar=("KEY", "VALUE"),
