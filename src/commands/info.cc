@@ -5,12 +5,18 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <set>
 
 #include "commands/command_table.h"
 #include "common/clock.h"
 #include "common/strutil.h"
+
+// jemalloc's control interface, present only when the server binary links jemalloc (the tests
+// and sanitizer builds use glibc's malloc).
+extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp, size_t newlen)
+    __attribute__((weak));
 
 namespace basalt {
 
@@ -51,6 +57,18 @@ std::string HumanBytes(int64_t n) {
   else
     snprintf(buf, sizeof(buf), "%.2fG", d / (1024.0 * 1024 * 1024));
   return buf;
+}
+
+// "jemalloc-<version>" as Redis reports it, or "libc".
+std::string MemoryAllocator() {
+  const char* version = nullptr;
+  size_t len = sizeof(version);
+  if (mallctl != nullptr && mallctl("version", &version, &len, nullptr, 0) == 0 && version) {
+    std::string name = "jemalloc-";
+    name.append(version, strcspn(version, "-"));  // "5.3.0-0-g54eaed1..." -> "5.3.0"
+    return name;
+  }
+  return "libc";
 }
 
 int64_t ResidentBytes() {
@@ -107,7 +125,7 @@ void MemorySection(ServerState& s, InfoWriter& w) {
   w.Field("used_memory_rss_human", HumanBytes(rss));
   w.Field("maxmemory", 0);
   w.Field("maxmemory_policy", "noeviction");
-  w.Field("mem_allocator", "libc");
+  w.Field("mem_allocator", MemoryAllocator());
   w.Field("block_cache_usage", static_cast<int64_t>(engine->block_cache()->GetUsage()));
   w.Field("block_cache_capacity", static_cast<int64_t>(engine->block_cache()->GetCapacity()));
   uint64_t memtables = 0;

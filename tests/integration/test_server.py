@@ -323,6 +323,18 @@ def test_info_sections(server, r):
     assert "used_cpu_sys" in secs["cpu"]
 
 
+def test_info_names_the_allocator_the_server_runs_with(server, r):
+    """mem_allocator is jemalloc-<version>, as Redis reports it, exactly when the server process
+    has jemalloc loaded (release builds), and libc otherwise (sanitizer builds)."""
+    with open("/proc/%d/maps" % server.proc.pid) as f:
+        jemalloc_loaded = "libjemalloc" in f.read()
+    allocator = r.info("memory")["mem_allocator"]
+    if jemalloc_loaded:
+        assert re.fullmatch(r"jemalloc-\d+\.\d+\.\d+", allocator), allocator
+    else:
+        assert allocator == "libc"
+
+
 def test_info_single_section_and_unknown(server, r):
     raw = server.client(callbacks=False)
     try:
