@@ -45,14 +45,16 @@ bool ArityOk(int arity, size_t argc) {
   return arity > 0 ? n == arity : n >= -arity;
 }
 
-// The stripes a command locks: exclusively for writers; shared for multi-key reads, which
-// must never see half of another client's multi-key write. A single-key read is one RocksDB
-// lookup and atomic on its own: none.
+// The stripes a command locks: exclusively for writers, shared for readers. A read of even one
+// key is several RocksDB lookups (the metadata, then the members or a long string's segments,
+// with no snapshot between them), which must not straddle another client's write: LRANGE
+// reading a list's head from the metadata and then its elements must not see an LPOP that
+// committed in between.
 std::vector<size_t> StripesOf(ServerState& server, const Session& session, const CommandSpec& spec,
-                              const std::vector<std::string>& argv, bool write) {
+                              const std::vector<std::string>& argv) {
   std::vector<size_t> indexes = CommandTable::KeyIndexes(spec, argv);
   std::vector<size_t> stripes;
-  if (indexes.empty() || (!write && indexes.size() < 2)) return stripes;
+  if (indexes.empty()) return stripes;
   Keyspace* ks = server.keyspace;
   uint8_t pdb = ks->Physical(session.db);
   stripes.reserve(indexes.size());
@@ -65,7 +67,7 @@ std::vector<size_t> StripesOf(ServerState& server, const Session& session, const
 KeyLockGuard LockKeys(ServerState& server, const Session& session, const CommandSpec& spec,
                       const std::vector<std::string>& argv) {
   bool write = spec.flags & (kCmdWrite | kCmdRewritesKey);
-  std::vector<size_t> stripes = StripesOf(server, session, spec, argv, write);
+  std::vector<size_t> stripes = StripesOf(server, session, spec, argv);
   if (stripes.empty()) return KeyLockGuard();
   return KeyLockGuard(&server.keyspace->locks(), std::move(stripes), write);
 }
@@ -349,7 +351,7 @@ class GroupedRun {
   // False when the command was refused (BUSY, READONLY) instead of run.
   bool Run(const CommandSpec& spec, std::vector<std::string>& argv, Reply& reply, std::string* out,
            int64_t busy_threshold_ms) {
-    std::vector<size_t> stripes = StripesOf(server_, session_, spec, argv, true);
+    std::vector<size_t> stripes = StripesOf(server_, session_, spec, argv);
     if (group_.active() &&
         (group_.replies_.size() >= kMaxGroupedCommands || !TryAddStripes(stripes))) {
       group_.Commit(server_);
