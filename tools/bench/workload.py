@@ -88,6 +88,10 @@ def report(args, out, loads):
     charts(args, out)
 
 
+def server_label(mode):
+    return "redis-server" if mode == "redis" else "basalt, durability " + mode
+
+
 def charts(args, out):
     if shutil.which("gnuplot") is None:
         print("gnuplot not installed: no charts (apt-get install gnuplot-nox)")
@@ -126,7 +130,7 @@ unset logscale y
         script += """
 set datafile separator whitespace
 set output '%s'
-set title 'Latency percentiles per mix, durability %s (%d keys, %d connections, %d-byte values)'
+set title 'Latency percentiles per mix, %s (%d keys, %d connections, %d-byte values)'
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
@@ -136,7 +140,8 @@ set xlabel 'workload (read percentage)'
 set key top left
 plot for [i=2:5] '%s' using i:xtic(1) title columnhead(i)
 unset logscale y
-""" % (out / ("latency-%s.png" % mode), mode, args.keys, args.connections, args.value_size, data)
+""" % (out / ("latency-%s.png" % mode), server_label(mode), args.keys, args.connections,
+       args.value_size, data)
     script_path = out / "charts.gp"
     script_path.write_text(script)
     subprocess.run(["gnuplot", str(script_path)], check=True)
