@@ -25,6 +25,11 @@ constexpr size_t kFlushThreshold = 64 * 1024;  // write out long pipelines' repl
 // mark. Pending output per client is then bounded by this plus one reply (max-reply-size).
 constexpr size_t kPauseOutputBytes = 1024 * 1024;
 constexpr size_t kResumeOutputBytes = 256 * 1024;
+// libevent reads at most 4 KiB per callback, so a pipeline of larger requests would reach its
+// commands over several loop turns, and write groups, instead of one: after a read that full,
+// the connection takes up to this much more that the socket already holds (ReadMore).
+constexpr size_t kLibeventReadBytes = 4096;
+constexpr size_t kMaxExtraBytes = 256 * 1024;
 
 void FreeOwnedString(const void*, size_t, void* owned) {
   delete static_cast<std::string*>(owned);
@@ -155,6 +160,21 @@ void Connection::DeliverMessages() {
   if (!closing_) Flush(out);
 }
 
+size_t Connection::ReadMore() {
+  // An end of stream or error seen here is seen again by the bufferevent's next read, which
+  // reports it.
+  char buf[16 * 1024];
+  size_t extra = 0;
+  while (extra < kMaxExtraBytes) {
+    ssize_t got = recv(bufferevent_getfd(bev_), buf, sizeof(buf), MSG_DONTWAIT);
+    if (got <= 0) break;
+    reader_.Feed(buf, static_cast<size_t>(got));
+    extra += static_cast<size_t>(got);
+    if (static_cast<size_t>(got) < sizeof(buf)) break;
+  }
+  return extra;
+}
+
 void Connection::HandleInput() {
   ServerState* state = worker_->state();
   evbuffer* in = bufferevent_get_input(bev_);
@@ -170,6 +190,7 @@ void Connection::HandleInput() {
     reader_.Feed(static_cast<const char*>(chunk.iov_base), chunk.iov_len);
   }
   evbuffer_drain(in, len);
+  if (len >= kLibeventReadBytes) len += ReadMore();
   state->counters.net_input_bytes.fetch_add(static_cast<int64_t>(len), std::memory_order_relaxed);
   session_->query_buffer_bytes = reader_.buffered();
   if (static_cast<int64_t>(reader_.buffered()) >

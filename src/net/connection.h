@@ -52,6 +52,8 @@ class Connection {
   static void OnBlockTimeout(evutil_socket_t, short, void* arg);
   static void OnOutputChanged(evbuffer* buffer, const evbuffer_cb_info* info, void* arg);
   void HandleInput();
+  // Reads what the socket holds beyond libevent's one read into the RespReader; returns bytes.
+  size_t ReadMore();
   // Runs every complete buffered command until input runs out, the client blocks or closes.
   void ProcessCommands();
   void AfterCommands(std::string& out);

@@ -177,3 +177,20 @@ def test_writes_of_clients_read_in_one_turn_share_a_group(server, r):
     assert commits > commits_before
     assert commands - commands_before >= 3
     assert r.mget(["turn%d" % i for i in range(8)]) == [str(i) for i in range(8)]
+
+
+@pytest.mark.basalt_only
+def test_a_pipeline_of_large_writes_is_read_and_grouped_whole(server, r):
+    """libevent reads 4 KiB at a time; the connection takes the rest of what arrived, so 16
+    writes of 1 KiB sent together are one group, not four."""
+    def grouped():
+        stats = r.info("stats")
+        return int(stats["grouped_write_commits"]), int(stats["grouped_write_commands"])
+
+    commits_before, commands_before = grouped()
+    with server.raw() as raw:
+        replies = pipeline(raw, [("SET", "big%d" % i, "v" * 1024) for i in range(16)])
+    assert replies == [("+", b"OK")] * 16
+    commits, commands = grouped()
+    assert (commits - commits_before, commands - commands_before) == (1, 16)
+    assert r.mget(["big%d" % i for i in range(16)]) == ["v" * 1024] * 16
