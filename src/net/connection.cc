@@ -296,7 +296,6 @@ void Connection::DeliverOffloaded(std::string reply) {
 
 void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Connection*>(arg);
-  self->worker_->CommitGroup();  // it may hold locks that this client's next commands need
   Session& session = *self->session_;
   if (!session.block.active) return;
   self->worker_->state()->blocking.Unblock(session);
