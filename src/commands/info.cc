@@ -12,6 +12,7 @@
 #include "commands/command_table.h"
 #include "common/clock.h"
 #include "common/strutil.h"
+#include "storage/crc32c.h"
 
 // jemalloc's control interface, present only when the server binary links jemalloc (the tests
 // and sanitizer builds use glibc's malloc).
@@ -342,6 +343,7 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
   w.Field("running_compactions", static_cast<int64_t>(running));
   w.Field("manual_compaction_running", engine->manual_compaction_running() ? 1 : 0);
   w.Field("latest_sequence", static_cast<int64_t>(engine->db()->GetLatestSequenceNumber()));
+  w.Field("crc32c", Crc32cImplementation());
 }
 
 struct SectionDef {
