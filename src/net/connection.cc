@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "commands/acl_check.h"
 #include "commands/dispatcher.h"
@@ -25,11 +26,12 @@ constexpr size_t kFlushThreshold = 64 * 1024;  // write out long pipelines' repl
 // mark. Pending output per client is then bounded by this plus one reply (max-reply-size).
 constexpr size_t kPauseOutputBytes = 1024 * 1024;
 constexpr size_t kResumeOutputBytes = 256 * 1024;
-// libevent reads at most 4 KiB per callback, so a pipeline of larger requests would reach its
-// commands over several loop turns, and write groups, instead of one: after a read that full,
-// the connection takes up to this much more that the socket already holds (ReadMore).
-constexpr size_t kLibeventReadBytes = 4096;
-constexpr size_t kMaxExtraBytes = 256 * 1024;
+// Read with recv rather than the bufferevent's reading, which asks the kernel how much is
+// waiting (ioctl FIONREAD) before every read, one system call more per request, and reads at
+// most 4 KiB per callback, which spread a pipeline of larger requests over several loop turns
+// and write groups. One wake-up takes up to this much; the rest waits for the next turn.
+constexpr size_t kReadChunkBytes = 16 * 1024;
+constexpr size_t kMaxReadBytes = 256 * 1024;
 
 void FreeOwnedString(const void*, size_t, void* owned) {
   delete static_cast<std::string*>(owned);
@@ -39,6 +41,7 @@ void FreeOwnedString(const void*, size_t, void* owned) {
 Connection::Connection(Worker* worker, int fd, std::shared_ptr<Session> session)
     : worker_(worker), session_(std::move(session)) {
   bev_ = bufferevent_socket_new(worker->base(), fd, BEV_OPT_CLOSE_ON_FREE);
+  read_event_ = event_new(worker->base(), fd, EV_READ | EV_PERSIST, OnReadable, this);
   output_watch_ = evbuffer_add_cb(bufferevent_get_output(bev_), OnOutputChanged, this);
 }
 
@@ -50,6 +53,7 @@ Connection::~Connection() {
   if (block_timer_ != nullptr) event_free(block_timer_);
   ResetTransaction(*worker_->state(), *session_);
   worker_->state()->clients.Remove(session_->id);
+  event_free(read_event_);  // before the bufferevent closes the socket
   if (bev_ != nullptr) {
     evbuffer_remove_cb_entry(bufferevent_get_output(bev_), output_watch_);
     bufferevent_free(bev_);
@@ -57,9 +61,18 @@ Connection::~Connection() {
 }
 
 void Connection::Start() {
-  bufferevent_setcb(bev_, OnRead, OnWrite, OnEvent, this);
+  bufferevent_setcb(bev_, nullptr, OnWrite, OnEvent, this);
   bufferevent_setwatermark(bev_, EV_WRITE, kResumeOutputBytes, 0);
-  bufferevent_enable(bev_, EV_READ | EV_WRITE);
+  bufferevent_enable(bev_, EV_WRITE);
+  ResumeReading();
+}
+
+void Connection::StopReading() {
+  event_del(read_event_);
+}
+
+void Connection::ResumeReading() {
+  event_add(read_event_, nullptr);
 }
 
 void Connection::Close() {
@@ -73,7 +86,7 @@ void Connection::FlushBeforeShutdown() {
   }
 }
 
-void Connection::OnRead(bufferevent*, void* arg) {
+void Connection::OnReadable(evutil_socket_t, short, void* arg) {
   static_cast<Connection*>(arg)->HandleInput();
 }
 
@@ -82,7 +95,7 @@ void Connection::OnWrite(bufferevent* bev, void* arg) {
   size_t pending = evbuffer_get_length(bufferevent_get_output(bev));
   if (self->paused_ && pending <= kResumeOutputBytes) {
     self->paused_ = false;
-    bufferevent_enable(bev, EV_READ);
+    self->ResumeReading();
     // ProcessCommands may close (and destroy) the connection: nothing after it.
     if (!self->session_->block.active && !self->session_->awaiting_reply)
       return self->ProcessCommands();
@@ -149,7 +162,8 @@ void Connection::EnforceOutputLimit() {
                << " closed for overcoming of output buffer limits.";
   // Nothing more is read or written; the worker destroys the connection on its next turn.
   closing_ = true;
-  bufferevent_disable(bev_, EV_READ | EV_WRITE);
+  StopReading();
+  bufferevent_disable(bev_, EV_WRITE);
   worker_->CloseClient(session_->id);
 }
 
@@ -160,37 +174,32 @@ void Connection::DeliverMessages() {
   if (!closing_) Flush(out);
 }
 
-size_t Connection::ReadMore() {
-  // An end of stream or error seen here is seen again by the bufferevent's next read, which
-  // reports it.
-  char buf[16 * 1024];
-  size_t extra = 0;
-  while (extra < kMaxExtraBytes) {
-    ssize_t got = recv(bufferevent_getfd(bev_), buf, sizeof(buf), MSG_DONTWAIT);
-    if (got <= 0) break;
+size_t Connection::ReadSocket(bool* peer_gone) {
+  char buf[kReadChunkBytes];
+  size_t total = 0;
+  while (total < kMaxReadBytes) {
+    ssize_t got = recv(bufferevent_getfd(bev_), buf, sizeof(buf), 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (got <= 0) {
+      // The end of the stream, or a reset. After bytes were read, their commands run first
+      // and the socket, still readable, reports the end again on the next turn.
+      *peer_gone = total == 0;
+      break;
+    }
     reader_.Feed(buf, static_cast<size_t>(got));
-    extra += static_cast<size_t>(got);
-    if (static_cast<size_t>(got) < sizeof(buf)) break;
+    total += static_cast<size_t>(got);
+    if (static_cast<size_t>(got) < sizeof(buf)) break;  // the socket is drained
   }
-  return extra;
+  return total;
 }
 
 void Connection::HandleInput() {
   ServerState* state = worker_->state();
-  evbuffer* in = bufferevent_get_input(bev_);
-  size_t len = evbuffer_get_length(in);
-  if (closing_) {
-    evbuffer_drain(in, len);
-    return;
-  }
-  int n = evbuffer_peek(in, -1, nullptr, nullptr, 0);
-  std::vector<evbuffer_iovec> chunks(n > 0 ? n : 0);
-  evbuffer_peek(in, -1, nullptr, chunks.data(), n);
-  for (const auto& chunk : chunks) {
-    reader_.Feed(static_cast<const char*>(chunk.iov_base), chunk.iov_len);
-  }
-  evbuffer_drain(in, len);
-  if (len >= kLibeventReadBytes) len += ReadMore();
+  if (closing_) return StopReading();
+  bool peer_gone = false;
+  size_t len = ReadSocket(&peer_gone);
+  if (peer_gone) return Close();
   state->counters.net_input_bytes.fetch_add(static_cast<int64_t>(len), std::memory_order_relaxed);
   session_->query_buffer_bytes = reader_.buffered();
   if (static_cast<int64_t>(reader_.buffered()) >
@@ -214,7 +223,7 @@ void Connection::ProcessCommands() {
   while (!closing_ && !handing_over_ && !session_->block.active && !session_->awaiting_reply) {
     if (evbuffer_get_length(output) + out_.size() >= kPauseOutputBytes) {
       paused_ = true;
-      bufferevent_disable(bev_, EV_READ);
+      StopReading();
       break;
     }
     limits.authenticated = !AuthRequired(*state, *session_);
@@ -250,12 +259,12 @@ void Connection::AfterCommands(std::string& out) {
   Flush(out);
   if (session_->block.active) ArmBlockTimer();
   if (handing_over_) {
-    bufferevent_disable(bev_, EV_READ);
+    StopReading();
     if (evbuffer_get_length(bufferevent_get_output(bev_)) == 0) HandOver();
     return;
   }
   if (closing_) {
-    bufferevent_disable(bev_, EV_READ);
+    StopReading();
     if (evbuffer_get_length(bufferevent_get_output(bev_)) == 0) Close();
   }
 }

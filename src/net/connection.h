@@ -1,13 +1,14 @@
 // Connection: one client socket on a worker thread.
 //
-// Reads whatever arrived, lets the RespReader cut it into commands, runs each through the
-// dispatcher and writes all replies of one read in a single write, which is what makes
-// pipelining cheap. Replies of writes in the worker's group wait in out_ until the group
-// commits (net/worker.h), then go out through SendHeldReplies(). A protocol error gets its "-ERR
-// Protocol error: ..." reply and closes this connection only. Pub/sub messages published on other
-// threads arrive through the session's ClientOutput and the worker (DeliverMessages), never by
-// another thread writing here. Replies and messages not yet written count against
-// client-output-buffer-limit.
+// Reads whatever arrived (with recv, up to 256 KiB per wake-up), lets the RespReader cut it into
+// commands, runs each through the dispatcher and writes all replies of one read in a single
+// write, which is what makes pipelining cheap. The socket's reading is the connection's own
+// event; its bufferevent only writes what the socket did not take at once. Replies of writes in the
+// worker's group wait in out_ until the group commits (net/worker.h), then go out through
+// SendHeldReplies(). A protocol error gets its "-ERR Protocol error: ..." reply and closes this
+// connection only. Pub/sub messages published on other threads arrive through the session's
+// ClientOutput and the worker (DeliverMessages), never by another thread writing here. Replies and
+// messages not yet written count against client-output-buffer-limit.
 #pragma once
 
 #include <event2/buffer.h>
@@ -46,14 +47,17 @@ class Connection {
   Session& session() { return *session_; }
 
  private:
-  static void OnRead(bufferevent* bev, void* arg);
+  static void OnReadable(evutil_socket_t fd, short, void* arg);
   static void OnWrite(bufferevent* bev, void* arg);
   static void OnEvent(bufferevent* bev, short events, void* arg);
   static void OnBlockTimeout(evutil_socket_t, short, void* arg);
   static void OnOutputChanged(evbuffer* buffer, const evbuffer_cb_info* info, void* arg);
   void HandleInput();
-  // Reads what the socket holds beyond libevent's one read into the RespReader; returns bytes.
-  size_t ReadMore();
+  // Reads what the socket holds into the RespReader; returns the bytes read. Sets *peer_gone
+  // if the socket reached its end (or failed) before any byte was read.
+  size_t ReadSocket(bool* peer_gone);
+  void StopReading();
+  void ResumeReading();
   // Runs every complete buffered command until input runs out, the client blocks or closes.
   void ProcessCommands();
   void AfterCommands(std::string& out);
@@ -65,7 +69,8 @@ class Connection {
   void HandOver();
 
   Worker* worker_;
-  bufferevent* bev_;
+  bufferevent* bev_;   // owns the socket; writes only
+  event* read_event_;  // the socket is readable
   std::shared_ptr<Session> session_;
   RespReader reader_;
   std::string out_;       // replies not yet written, held while the worker's write group holds any

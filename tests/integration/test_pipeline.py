@@ -181,8 +181,8 @@ def test_writes_of_clients_read_in_one_turn_share_a_group(server, r):
 
 @pytest.mark.basalt_only
 def test_a_pipeline_of_large_writes_is_read_and_grouped_whole(server, r):
-    """libevent reads 4 KiB at a time; the connection takes the rest of what arrived, so 16
-    writes of 1 KiB sent together are one group, not four."""
+    """libevent's own reading stops at 4 KiB per callback; the connection reads everything that
+    arrived, so 16 writes of 1 KiB sent together are one group, not four."""
     def grouped():
         stats = r.info("stats")
         return int(stats["grouped_write_commits"]), int(stats["grouped_write_commands"])
