@@ -352,8 +352,16 @@ class GroupedRun {
   bool Run(const CommandSpec& spec, std::vector<std::string>& argv, Reply& reply, std::string* out,
            int64_t busy_threshold_ms) {
     std::vector<size_t> stripes = StripesOf(server_, session_, spec, argv);
-    if (group_.active() &&
-        (group_.replies_.size() >= kMaxGroupedCommands || !TryAddStripes(stripes))) {
+    if (group_.active() && group_.replies_.size() >= kMaxGroupedCommands) {
+      // A full group whose next command writes keys the group already locked (a pipeline on
+      // one hot key) commits and goes on with those locks: releasing them would hand the key to
+      // the other worker, waiting on it, and take it back for the very next command.
+      if (HoldsAll(stripes)) {
+        group_.CommitKeepingLocks(server_, stripes);
+      } else {
+        group_.Commit(server_);
+      }
+    } else if (group_.active() && !TryAddStripes(stripes)) {
       group_.Commit(server_);
     }
     if (!group_.active() && !Begin(std::move(stripes), busy_threshold_ms)) {
@@ -379,6 +387,11 @@ class GroupedRun {
     group_.stripes_ = std::move(stripes);
     group_.ctx_.emplace(server_.keyspace);
     return true;
+  }
+
+  bool HoldsAll(const std::vector<size_t>& stripes) const {
+    return std::includes(group_.stripes_.begin(), group_.stripes_.end(), stripes.begin(),
+                         stripes.end());
   }
 
   // All of `stripes` that the group does not hold yet, without waiting; all or none.
@@ -447,6 +460,29 @@ void WriteGroup::ReplaceRepliesWithError(const Status& error) {
 
 void WriteGroup::Commit(ServerState& server) {
   if (!active()) return;
+  std::vector<uint64_t> sessions = CommitBatch(server);
+  for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) table_->stripe(*it).unlock();
+  stripes_.clear();
+  keyspace_lock_ = std::shared_lock<WriterPreferringMutex>();
+  if (after_commit_) after_commit_(sessions);
+}
+
+void WriteGroup::CommitKeepingLocks(ServerState& server, const std::vector<size_t>& keep) {
+  std::vector<uint64_t> sessions = CommitBatch(server);
+  std::vector<size_t> kept;
+  for (size_t stripe : stripes_) {
+    if (std::binary_search(keep.begin(), keep.end(), stripe)) {
+      kept.push_back(stripe);
+    } else {
+      table_->stripe(stripe).unlock();
+    }
+  }
+  stripes_ = std::move(kept);
+  if (after_commit_) after_commit_(sessions);
+  ctx_.emplace(server.keyspace);
+}
+
+std::vector<uint64_t> WriteGroup::CommitBatch(ServerState& server) {
   Status s = ctx_->Commit();
   std::vector<uint64_t> sessions;
   if (!s.ok()) ReplaceRepliesWithError(s);
@@ -464,10 +500,7 @@ void WriteGroup::Commit(ServerState& server) {
   }
   ctx_.reset();
   replies_.clear();
-  for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) table_->stripe(*it).unlock();
-  stripes_.clear();
-  keyspace_lock_ = std::shared_lock<WriterPreferringMutex>();
-  if (after_commit_) after_commit_(sessions);
+  return sessions;
 }
 
 void Dispatch(ServerState& server, Session& session, std::vector<std::string>& argv,

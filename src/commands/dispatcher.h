@@ -52,6 +52,9 @@ class WriteGroup {
   // Commits the grouped commands' batch and releases their locks. If the commit fails, each
   // grouped command's reply (still in its client's output string) becomes the error.
   void Commit(ServerState& server);
+  // Commits like Commit() but keeps the keyspace lock and the stripes in `keep` (sorted, all
+  // held) for a new group that starts at once. The group stays active.
+  void CommitKeepingLocks(ServerState& server, const std::vector<size_t>& keep);
 
  private:
   friend class GroupedRun;
@@ -61,6 +64,9 @@ class WriteGroup {
     size_t begin, end;  // the reply's bytes in *out
   };
   void ReplaceRepliesWithError(const Status& error);
+  // Commits the batch, settles the held replies (the error on failure) and forgets them;
+  // returns the sessions that held replies. The locks stay as they are.
+  std::vector<uint64_t> CommitBatch(ServerState& server);
 
   CommitListener after_commit_;
   std::shared_lock<WriterPreferringMutex> keyspace_lock_;

@@ -71,8 +71,9 @@ def test_select_inside_a_pipeline_switches_database_between_writes(server, r):
 
 def test_pipelined_increments_from_many_clients_are_all_counted(server, r):
     """Four connections pipeline INCR and LPUSH on the same keys at once: grouped writes
-    hold their keys until they commit, so no update is lost and list lengths add up."""
-    clients, rounds, depth = 4, 60, 25
+    hold their keys until they commit, so no update is lost and list lengths add up. Pipelines
+    of 200 commands fill groups (64 commands) that go on holding the same keys."""
+    clients, rounds, depth = 4, 15, 100
     errors = []
 
     def work(n):
@@ -100,7 +101,12 @@ def test_pipelined_increments_from_many_clients_are_all_counted(server, r):
     assert sum(counts) == total
     assert counts == [clients * rounds * len(range(k, depth, 3)) for k in range(3)]
     assert r.llen("list") == total
-    assert len(set(r.lrange("list", 0, -1))) == total
+    elements = r.lrange("list", 0, -1)
+    assert len(set(elements)) == total
+    # Each client's pushes are in the list newest first, in the order it sent them.
+    for n in range(clients):
+        mine = [tuple(map(int, e.split("-")[1:])) for e in elements if e.startswith("%d-" % n)]
+        assert mine == sorted(mine, reverse=True)
 
 
 def test_a_pipelined_write_by_another_client_breaks_watch(server, r):
