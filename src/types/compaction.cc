@@ -61,6 +61,23 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
 
   bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice&, std::string*,
               bool*) const override {
+    return Stale(key);
+  }
+
+  // The decision needs only the key, so an entry whose value is in a blob file is judged
+  // without reading the blob (RocksDB would otherwise read and checksum every such value the
+  // compaction passes, to call Filter with it).
+  Decision FilterBlobByKey(int, const rocksdb::Slice& key, std::string*,
+                           std::string*) const override {
+    return Stale(key) ? Decision::kRemove : Decision::kKeep;
+  }
+
+  const char* Name() const override { return "basalt.SubkeyFilter"; }
+
+ private:
+  // True if the entry belongs to no live incarnation of its key (deleted, expired, or
+  // overwritten: the metadata's version differs).
+  bool Stale(const rocksdb::Slice& key) const {
     std::string_view in(key.data(), key.size());
     uint8_t db;
     std::string_view user_key;
@@ -84,9 +101,7 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     }
     return cached_alive_version_ != version;
   }
-  const char* Name() const override { return "basalt.SubkeyFilter"; }
 
- private:
   Engine* engine_;
   int64_t now_ms_ = UnixMillis();
   mutable std::string cached_key_;
