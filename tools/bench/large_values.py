@@ -88,6 +88,7 @@ def one_run(args, size, blobs):
     # count in the space amplification until RocksDB trims the archive (every 10 minutes).
     options = {"rocksdb.enable-blob-files": blobs, "durability": "lazy",
                "repl-wal-ttl": "0", "repl-wal-size-limit": "0"}
+    options.update(args.option)
     with benchlib.basalt_server(options, tmp_root=args.tmp) as server:
         c = server.client()
         data_dir = os.path.join(server.dir, "data")
@@ -137,9 +138,8 @@ def one_run(args, size, blobs):
 def report(args, results):
     rows = []
     for size in args.sizes:
-        on = next(r for r in results if r["value_size"] == size and r["blob_files"] == "yes")
-        off = next(r for r in results if r["value_size"] == size and r["blob_files"] == "no")
-        for r in (on, off):
+        runs = [r for r in results if r["value_size"] == size]
+        for r in runs:
             rows.append(["%d KiB" % (size // 1024), r["blob_files"], r["keys"],
                          "%.0f" % r["load"]["mib_per_sec"], "%.2f" % r["load"]["write_amp"],
                          "%.0f" % r["overwrite"]["mib_per_sec"],
@@ -149,14 +149,18 @@ def report(args, results):
                          "%.2f" % r["after_gc"]["space_amp"],
                          "%.1f" % (r["overwrite"]["stall_micros"] / 1e6),
                          " ".join("%.1f" % x for x in r["load_avg"])])
+        if len(runs) < 2:
+            continue
+        on, off = (next(r for r in runs if r["blob_files"] == b) for b in ("yes", "no"))
         rows.append(["%d KiB" % (size // 1024), "on/off", "", "%.2fx" % (
             on["load"]["mib_per_sec"] / off["load"]["mib_per_sec"]), "", "%.2fx" % (
             on["overwrite"]["mib_per_sec"] / off["overwrite"]["mib_per_sec"]), "%.2fx" % (
             on["overwrite"]["sustained_mib_per_sec"] /
             off["overwrite"]["sustained_mib_per_sec"]), "", "", "", "", ""])
+    extra = "".join(", %s %s" % kv for kv in args.option.items())
     text = "\n".join([
-        "### Large values: %.1f GiB per run, %d connections, pipeline %d, durability lazy\n" % (
-            args.dataset / 2**30, args.connections, args.pipeline),
+        "### Large values: %.1f GiB per run, %d connections, pipeline %d, durability lazy%s\n" % (
+            args.dataset / 2**30, args.connections, args.pipeline, extra),
         benchlib.markdown_table(
             ["value", "blob files", "keys", "load MiB/s", "load WA", "overwrite MiB/s",
              "overwrite sustained MiB/s", "overwrite ops/s", "overwrite WA", "space amp after GC", "overwrite stall s",
@@ -174,9 +178,13 @@ def main():
     p.add_argument("--connections", type=int, default=4)
     p.add_argument("--pipeline", type=int, default=4)
     p.add_argument("--tmp", default=None, help="parent of the servers' data directories")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="a config key for both servers, e.g. rocksdb.blob-gc-age-cutoff=0.1")
+    p.add_argument("--blobs", default="yes,no", help="runs with blob files on, off or both: yes, no or yes,no")
     p.add_argument("--out", required=True)
     args = p.parse_args()
     args.sizes = [parse_size(s) for s in args.sizes.split(",")]
+    args.option = dict(o.split("=", 1) for o in args.option)
     args.dataset = parse_size(args.dataset)
     if not benchlib.BENCH.exists():
         sys.exit("%s not built (needs libhiredis-dev; run tools/build)" % benchlib.BENCH)
@@ -185,7 +193,7 @@ def main():
     results = []
     for i, size in enumerate(args.sizes):
         order = ("yes", "no") if i % 2 == 0 else ("no", "yes")
-        for blobs in order:
+        for blobs in (b for b in order if b in args.blobs.split(",")):
             results.append(one_run(args, size, blobs))
     report(args, results)
 
