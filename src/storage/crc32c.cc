@@ -51,7 +51,7 @@ __attribute__((target("sse4.2"))) uint32_t ExtendSse42(uint32_t crc, const char*
 
 Crc32cExtendFn Chosen() {
   // Function-local: RocksDB may checksum before this file's static initializers have run.
-  static const Crc32cExtendFn chosen = __builtin_cpu_supports("sse4.2") ? ExtendSse42 : Crc32cTable;
+  static const Crc32cExtendFn chosen = Crc32cHardware() != nullptr ? Crc32cHardware() : Crc32cTable;
   return chosen;
 }
 #endif
