@@ -14,6 +14,14 @@ namespace {
 // Elements read per seek by ListScan.
 constexpr uint64_t kScanChunk = 256;
 
+// Reads of up to this many elements (pops, LINDEX) are point lookups: a lookup skips every
+// memtable and file whose bloom filter rules the key out, where an iterator has to seek each.
+constexpr uint64_t kPointReadLimit = 1;
+
+Status MissingElements(std::string_view key) {
+  return Status::IOError("list '" + std::string(key) + "' is missing elements");
+}
+
 // The key of the element stored at absolute index `index`.
 std::string IndexKey(Context& ctx, int db, std::string_view key, const Metadata& meta,
                      uint64_t index) {
@@ -104,6 +112,17 @@ Status ListRead(Context& ctx, int db, std::string_view key, const Metadata& meta
 Status ListVisit(Context& ctx, int db, std::string_view key, const Metadata& meta, uint64_t first,
                  uint64_t count, const std::function<bool(std::string_view value)>& visit) {
   if (count == 0) return Status::OK();
+  if (count <= kPointReadLimit) {
+    std::string value;
+    for (uint64_t i = 0; i < count; i++) {
+      rocksdb::Status s = ctx.batch().Get(
+          ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, meta.list_head + first + i), &value);
+      if (s.IsNotFound()) return MissingElements(key);
+      if (!s.ok()) return Status::IOError(s.ToString());
+      if (!visit(value)) return Status::OK();
+    }
+    return Status::OK();
+  }
   // Bounds are exactly the requested indexes: the iterator never visits anything else.
   std::string lower = IndexKey(ctx, db, key, meta, meta.list_head + first);
   std::string upper = IndexKey(ctx, db, key, meta, meta.list_head + first + count);
@@ -117,7 +136,7 @@ Status ListVisit(Context& ctx, int db, std::string_view key, const Metadata& met
     if (!visit(std::string_view(it->value().data(), it->value().size()))) return Status::OK();
   }
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
-  if (n != count) return Status::IOError("list '" + std::string(key) + "' is missing elements");
+  if (n != count) return MissingElements(key);
   return Status::OK();
 }
 
