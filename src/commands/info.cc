@@ -307,6 +307,9 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
             static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.total-blob-file-size")));
     w.Field(p + "live_blob_bytes",
             static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.live-blob-file-size")));
+    w.Field(p + "blob_garbage_bytes",
+            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.live-blob-file-garbage-size")));
+    w.Field(p + "blob_gc_running", static_cast<int64_t>(engine->blob_gc_running(cf)));
     w.Field(
         p + "pending_compaction_bytes",
         static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.estimate-pending-compaction-bytes")));

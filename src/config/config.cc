@@ -126,6 +126,8 @@ const std::vector<ConfigKey> kKeys = {
      "target blob file size"},
     {"rocksdb.enable-blob-gc", ConfigKind::kBool, "yes", true, 0, 0, "",
      "relocate live blobs out of old blob files during compaction"},
+    {"rocksdb.blob-gc-garbage-ratio", ConfigKind::kDouble, "0.5", true, 0, 0, "",
+     "blob GC runs while garbage exceeds this share of the blob bytes (0: always)"},
     {"rocksdb.blob-gc-age-cutoff", ConfigKind::kDouble, "0.25", true, 0, 0, "",
      "oldest share of blob files eligible for GC"},
     {"rocksdb.blob-gc-force-threshold", ConfigKind::kDouble, "0.8", true, 0, 0, "",

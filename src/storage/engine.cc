@@ -96,6 +96,8 @@ Status Engine::OpenDb() {
     return Status::IOError("can't open RocksDB at '" + path_ + "': " + s.ToString());
   }
   for (size_t i = 0; i < handles.size(); i++) handles_[i] = handles[i];
+  blob_gc_.Reset(config_->GetBool("rocksdb.enable-blob-gc"),
+                 config_->GetDouble("rocksdb.blob-gc-garbage-ratio"));
   ready_.store(true, std::memory_order_release);
   closing_ = false;
   lazy_sync_thread_ = std::thread([this] { LazySyncLoop(); });
@@ -237,6 +239,7 @@ Status Engine::ApplyLiveOption(const std::string& name, const std::string& value
   if (!MapLiveOption(name, value, &is_db_option, &opt_name, &opt_value)) {
     return Status::InvalidArgument("option can't be changed while running");
   }
+  if (opt_name.empty()) return Status::OK();  // read by the background thread each second
   if (is_db_option) {
     rocksdb::Status s = db_->SetDBOptions({{opt_name, opt_value}});
     return s.ok() ? Status::OK() : Status::InvalidArgument(s.ToString());
@@ -328,14 +331,31 @@ void Engine::LazySyncLoop() {
     lock.unlock();
     if (writes_stopped()) {
       TryResume();
-    } else if (durability() == Durability::kLazy) {
-      rocksdb::Status s = db_->SyncWAL();
-      if (!s.ok()) {
-        LOG(WARNING) << "background WAL sync failed: " << s.ToString();
-        if (s.IsIOError()) NoteStorageError(s);
+    } else {
+      if (durability() == Durability::kLazy) {
+        rocksdb::Status s = db_->SyncWAL();
+        if (!s.ok()) {
+          LOG(WARNING) << "background WAL sync failed: " << s.ToString();
+          if (s.IsIOError()) NoteStorageError(s);
+        }
       }
+      GovernBlobGc();
     }
     lock.lock();
+  }
+}
+
+static_assert(kColumnFamilyCount <= BlobGcGovernor::kMaxColumnFamilies);
+
+void Engine::GovernBlobGc() {
+  bool allowed = config_->GetBool("rocksdb.enable-blob-gc");
+  double ratio = config_->GetDouble("rocksdb.blob-gc-garbage-ratio");
+  for (int i = 0; i < kColumnFamilyCount; i++) {
+    if (!IsBlobColumnFamily(i)) continue;
+    rocksdb::Status s = blob_gc_.Govern(db_, handles_[i], i, allowed, ratio);
+    if (!s.ok())
+      LOG(WARNING) << "blob GC of " << ColumnFamilyName(static_cast<ColumnFamily>(i))
+                   << " not switched: " << s.ToString();
   }
 }
 
@@ -343,9 +363,15 @@ Status Engine::StartManualCompaction() {
   if (manual_compaction_running_.exchange(true))
     return Status::Busy("a compaction is already running");
   if (manual_compaction_thread_.joinable()) manual_compaction_thread_.join();
-  manual_compaction_thread_ = std::thread([this] {
+  // A manual compaction collects blob garbage whatever the governor decided, unless blob GC is
+  // off altogether.
+  auto blob_gc = config_->GetBool("rocksdb.enable-blob-gc")
+                     ? rocksdb::BlobGarbageCollectionPolicy::kForce
+                     : rocksdb::BlobGarbageCollectionPolicy::kDisable;
+  manual_compaction_thread_ = std::thread([this, blob_gc] {
     rocksdb::CompactRangeOptions options;
     options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    options.blob_garbage_collection_policy = blob_gc;
     for (auto* handle : handles_) {
       rocksdb::Status s = db_->CompactRange(options, handle, nullptr, nullptr);
       if (!s.ok()) {

@@ -26,6 +26,7 @@
 
 #include "common/status.h"
 #include "config/config.h"
+#include "storage/blob_gc.h"
 
 namespace basalt {
 
@@ -100,6 +101,9 @@ class Engine {
   Status StartManualCompaction();
   bool manual_compaction_running() const { return manual_compaction_running_.load(); }
 
+  // Whether RocksDB's blob garbage collection currently runs in `cf` (see storage/blob_gc.h).
+  bool blob_gc_running(ColumnFamily cf) const { return blob_gc_.running(static_cast<int>(cf)); }
+
   // Flushes and fsyncs the WAL, stops background work and closes the database.
   void Close();
 
@@ -127,8 +131,10 @@ class Engine {
   Status OpenDb();
   friend class StorageErrorListener;
   Status ApplyLiveOption(const std::string& name, const std::string& value);
-  // Once a second: the lazy WAL sync, or DB::Resume() while writes are stopped.
+  // Once a second: the lazy WAL sync and blob GC governing, or DB::Resume() while writes are
+  // stopped.
   void LazySyncLoop();
+  void GovernBlobGc();
   void NoteStorageError(const rocksdb::Status& s);
   void NoteRecovered();
   void TryResume();
@@ -146,6 +152,7 @@ class Engine {
   Config* config_ = nullptr;
   ColumnFamilyHooks hooks_;
   std::atomic<Durability> durability_{Durability::kLazy};
+  BlobGcGovernor blob_gc_;
 
   // Writers notify WaitForSequenceAbove() callers; the count spares them the mutex otherwise.
   std::mutex seq_mu_;

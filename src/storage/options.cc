@@ -7,6 +7,8 @@
 
 #include <map>
 
+#include "storage/blob_gc.h"
+
 namespace basalt {
 
 namespace {
@@ -79,7 +81,8 @@ void EnableBlobFiles(const Config& config, rocksdb::ColumnFamilyOptions* o) {
   o->min_blob_size = config.GetInt("rocksdb.min-blob-size");
   o->blob_file_size = config.GetInt("rocksdb.blob-file-size");
   o->blob_compression_type = rocksdb::kLZ4Compression;
-  o->enable_blob_garbage_collection = config.GetBool("rocksdb.enable-blob-gc");
+  o->enable_blob_garbage_collection = BlobGcGovernor::InitiallyOn(
+      config.GetBool("rocksdb.enable-blob-gc"), config.GetDouble("rocksdb.blob-gc-garbage-ratio"));
   o->blob_garbage_collection_age_cutoff = config.GetDouble("rocksdb.blob-gc-age-cutoff");
   o->blob_garbage_collection_force_threshold = config.GetDouble("rocksdb.blob-gc-force-threshold");
 }
@@ -170,7 +173,9 @@ bool MapLiveOption(const std::string& name, const std::string& value, bool* is_d
       {"rocksdb.enable-blob-files", {"enable_blob_files", false}},
       {"rocksdb.min-blob-size", {"min_blob_size", false}},
       {"rocksdb.blob-file-size", {"blob_file_size", false}},
-      {"rocksdb.enable-blob-gc", {"enable_blob_garbage_collection", false}},
+      // Governed by the engine's background thread (storage/blob_gc.h), which reads them.
+      {"rocksdb.enable-blob-gc", {"", false}},
+      {"rocksdb.blob-gc-garbage-ratio", {"", false}},
       {"rocksdb.blob-gc-age-cutoff", {"blob_garbage_collection_age_cutoff", false}},
       {"rocksdb.blob-gc-force-threshold", {"blob_garbage_collection_force_threshold", false}},
       {"rocksdb.max-background-jobs", {"max_background_jobs", true}},

@@ -3,6 +3,7 @@ physically reclaimed by compaction, no resurrection after re-creation, exact siz
 concurrent writers, and large hash values kept in blob files that field-only commands never
 read. Timings are printed (run with -s), never asserted.
 """
+import os
 import threading
 import time
 
@@ -134,6 +135,47 @@ def test_compaction_drops_stale_blob_values_without_reading_them(r):
         assert all(r.get("s%d" % i) == "b" * 200000 for i in range(8))
     finally:
         r.config_set("rocksdb.enable-blob-gc", "yes")
+
+
+def test_blob_gc_runs_only_while_blob_files_hold_garbage_above_the_ratio(start_server):
+    """Blob GC is switched on by the garbage RocksDB has accounted, not left on (storage/blob_gc.h):
+    off after a load, on once overwrites leave more than rocksdb.blob-gc-garbage-ratio of the blob
+    bytes as garbage, off again once compaction has collected it."""
+    s = start_server(args=[("rocksdb.blob-file-size", "1mb"), ("rocksdb.write-buffer-size", "1mb"),
+                           ("rocksdb.blob-gc-garbage-ratio", "0.2")])
+    r, raw = s.client(), s.client(decode_responses=False)
+    info = lambda: rocksdb_info(r)  # noqa: E731
+    for i in range(400):
+        raw.set("s%d" % i, os.urandom(16384))  # one blob-stored segment each
+    compact_and_wait(r)
+    assert info()["cf_subkey_blob_files"] >= 2 and info()["cf_subkey_blob_garbage_bytes"] == 0
+    time.sleep(1.5)  # the governor looks once a second
+    assert info()["cf_subkey_blob_gc_running"] == 0
+
+    # Overwrite half the values with GC disallowed: the compaction counts the old blobs as garbage
+    # (a third of the blob bytes) without collecting them.
+    assert r.config_set("rocksdb.enable-blob-gc", "no")
+    for i in range(0, 400, 2):
+        raw.set("s%d" % i, os.urandom(16384))
+    compact_and_wait(r)
+    garbage = info()
+    share = garbage["cf_subkey_blob_garbage_bytes"] / garbage["cf_subkey_live_blob_bytes"]
+    assert 0.25 < share < 0.45, garbage
+    time.sleep(1.5)
+    assert info()["cf_subkey_blob_gc_running"] == 0  # disallowed, whatever the garbage
+
+    assert r.config_set("rocksdb.enable-blob-gc", "yes")
+    assert wait_until(lambda: info()["cf_subkey_blob_gc_running"] == 1, timeout=10)
+
+    # A compaction with every blob file eligible collects the garbage; GC then stops again.
+    relocated = info()["blob_gc_relocated_bytes"]
+    assert r.config_set("rocksdb.blob-gc-age-cutoff", "1.0")
+    compact_and_wait(r)
+    after = info()
+    assert after["cf_subkey_blob_garbage_bytes"] == 0
+    assert after["blob_gc_relocated_bytes"] > relocated
+    assert wait_until(lambda: info()["cf_subkey_blob_gc_running"] == 0, timeout=10)
+    assert all(len(raw.get("s%d" % i)) == 16384 for i in range(400))
 
 
 def test_large_and_small_values_replace_each_other(r):

@@ -255,7 +255,8 @@ TEST(ConfigTest, MatchGlob) {
   std::set<std::string> blob;
   for (const auto& [name, value] : config.Match("rocksdb.blob*")) blob.insert(name);
   EXPECT_EQ(blob, (std::set<std::string>{"rocksdb.blob-file-size", "rocksdb.blob-gc-age-cutoff",
-                                         "rocksdb.blob-gc-force-threshold"}));
+                                         "rocksdb.blob-gc-force-threshold",
+                                         "rocksdb.blob-gc-garbage-ratio"}));
   std::set<std::string> slowlog;
   for (const auto& [name, value] : config.Match("slowlog-*")) slowlog.insert(name);
   EXPECT_EQ(slowlog, (std::set<std::string>{"slowlog-log-slower-than", "slowlog-max-len"}));
