@@ -50,13 +50,14 @@ std::optional<std::pair<uint64_t, uint64_t>> ListRange(int64_t start, int64_t st
 // LookupCollection for lists: a live list, a non-live state, or the WRONGTYPE error.
 StatusOr<KeyState> LookupList(Context& ctx, int db, std::string_view key);
 
-// Calls visit(value) for the `count` elements from offset `first` (one seek, one element in
-// memory at a time) until it returns false. The range must lie inside the list.
+// Calls visit(value) for the `count` elements from offset `first` (a point lookup for a single
+// element, else one seek; one element in memory at a time) until it returns false. The range must
+// lie inside the list.
 Status ListVisit(Context& ctx, int db, std::string_view key, const Metadata& meta, uint64_t first,
                  uint64_t count, const std::function<bool(std::string_view value)>& visit);
 
-// Appends the `count` elements from offset `first` to *out (one seek). The range must lie
-// inside the list.
+// Appends the `count` elements from offset `first` to *out (as ListVisit reads them). The range
+// must lie inside the list.
 Status ListRead(Context& ctx, int db, std::string_view key, const Metadata& meta, uint64_t first,
                 uint64_t count, std::vector<std::string>* out);
 
