@@ -1,5 +1,7 @@
 #include "storage/blob_gc.h"
 
+#include <glog/logging.h>
+
 namespace basalt {
 
 bool WantBlobGc(bool running, uint64_t garbage_bytes, uint64_t file_bytes, double ratio) {
@@ -22,7 +24,10 @@ rocksdb::Status BlobGcGovernor::Govern(rocksdb::DB* db, rocksdb::ColumnFamilyHan
   if (want == running) return rocksdb::Status::OK();
   rocksdb::Status s =
       db->SetOptions(cf, {{"enable_blob_garbage_collection", want ? "true" : "false"}});
-  if (s.ok()) running_[index].store(want, std::memory_order_relaxed);
+  if (!s.ok()) return s;
+  running_[index].store(want, std::memory_order_relaxed);
+  LOG(INFO) << "blob GC " << (want ? "on" : "off") << " in " << cf->GetName() << ": "
+            << garbage_bytes << " of " << file_bytes << " blob bytes are garbage";
   return s;
 }
 
