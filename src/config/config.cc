@@ -125,7 +125,7 @@ const std::vector<ConfigKey> kKeys = {
     {"rocksdb.blob-file-size", ConfigKind::kMemory, "256mb", true, 1 * kMB, INT64_MAX, "",
      "target blob file size"},
     {"rocksdb.enable-blob-gc", ConfigKind::kBool, "yes", true, 0, 0, "",
-     "relocate live blobs out of old blob files during compaction"},
+     "allow blob GC: relocating live blobs of old blob files during compaction"},
     {"rocksdb.blob-gc-garbage-ratio", ConfigKind::kDouble, "0.5", true, 0, 0, "",
      "blob GC runs while garbage exceeds this share of the blob bytes (0: always)"},
     {"rocksdb.blob-gc-age-cutoff", ConfigKind::kDouble, "0.25", true, 0, 0, "",
