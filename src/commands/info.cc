@@ -330,6 +330,15 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
   w.Field("row_cache_hit_rate", ratio);
   w.Field("row_cache_usage",
           engine->row_cache() ? static_cast<int64_t>(engine->row_cache()->GetUsage()) : 0);
+  MetadataCache::Stats meta = engine->metadata_cache_stats();
+  w.Field("metadata_cache_hits", meta.hits);
+  w.Field("metadata_cache_misses", meta.misses);
+  snprintf(ratio, sizeof(ratio), "%.4f",
+           meta.hits + meta.misses > 0 ? static_cast<double>(meta.hits) / (meta.hits + meta.misses)
+                                       : 0.0);
+  w.Field("metadata_cache_hit_rate", ratio);
+  w.Field("metadata_cache_entries", meta.entries);
+  w.Field("metadata_cache_usage", meta.bytes);
   w.Field("flush_write_bytes", ticker(rocksdb::FLUSH_WRITE_BYTES));
   w.Field("compact_read_bytes", ticker(rocksdb::COMPACT_READ_BYTES));
   w.Field("compact_write_bytes", ticker(rocksdb::COMPACT_WRITE_BYTES));

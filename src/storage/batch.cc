@@ -16,7 +16,9 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
   }
   // Most commands read before they write anything: then there is nothing to layer, and the
   // batch's index lookup and merge handling are skipped.
-  if (batch_.GetWriteBatch()->Count() == 0) return engine_->Get(cf, key, value);
+  if (batch_.GetWriteBatch()->Count() == 0 ||
+      (cf == ColumnFamily::kMetadata && !metadata_in_index_))
+    return engine_->Get(cf, key, value);
   rocksdb::ReadOptions ro;
   return batch_.GetFromBatchAndDB(engine_->db(), ro, engine_->cf(cf), key, value);
 }
@@ -38,16 +40,24 @@ void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
 }
 
 void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
-  if (cf == ColumnFamily::kMetadata) FlushPendingMetadata();
+  if (cf == ColumnFamily::kMetadata) {
+    FlushPendingMetadata();
+    metadata_in_index_ = true;
+  }
   batch_.Merge(engine_->cf(cf), key, value);
 }
 
 void Batch::DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rocksdb::Slice& end) {
-  if (cf == ColumnFamily::kMetadata) FlushPendingMetadata();
+  if (cf == ColumnFamily::kMetadata) {
+    FlushPendingMetadata();
+    metadata_in_index_ = true;
+  }
   batch_.GetWriteBatch()->DeleteRange(engine_->cf(cf), begin, end);
 }
 
 void Batch::FlushPendingMetadata() {
+  if (pending_metadata_.empty()) return;
+  metadata_in_index_ = true;
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(ColumnFamily::kMetadata);
   for (const auto& [key, value] : pending_metadata_) {
     if (value) {
@@ -88,12 +98,14 @@ rocksdb::Status Batch::Commit() {
   rocksdb::Status s = AppendPendingMetadataUnindexed();
   if (s.ok() && !empty()) s = engine_->Write(batch_.GetWriteBatch());
   batch_.Clear();
+  metadata_in_index_ = false;
   return s;
 }
 
 void Batch::Clear() {
   batch_.Clear();
   pending_metadata_.clear();
+  metadata_in_index_ = false;
 }
 
 }  // namespace basalt

@@ -52,6 +52,10 @@ class Batch {
   rocksdb::WriteBatchWithIndex batch_;
   // Metadata key -> its last value in this batch (nullopt: deleted).
   std::unordered_map<std::string, std::optional<std::string>> pending_metadata_;
+  // Whether the indexed batch holds `metadata` writes (moved there by FlushPendingMetadata, or
+  // a merge or range): until then a metadata read needs only pending_metadata_ and the engine,
+  // whose metadata cache answers it.
+  bool metadata_in_index_ = false;
 };
 
 }  // namespace basalt

@@ -39,6 +39,52 @@ bool IsBlobColumnFamily(int i) {
          i == static_cast<int>(ColumnFamily::kLargeValue);
 }
 
+// Applies a committed batch's `metadata` writes to the metadata cache. Every entry of the batch
+// is treated as being as new as its last one: batches' sequence ranges do not overlap, and
+// within a batch a later write of a key replaces an earlier one, as in RocksDB.
+class MetadataCacheUpdater : public rocksdb::WriteBatch::Handler {
+ public:
+  MetadataCacheUpdater(MetadataCache* cache, uint32_t metadata_cf, uint64_t sequence)
+      : cache_(cache), metadata_cf_(metadata_cf), sequence_(sequence) {}
+
+  rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key,
+                        const rocksdb::Slice& value) override {
+    if (cf == metadata_cf_) {
+      std::string_view v(value.data(), value.size());
+      cache_->Apply(sequence_, View(key), &v);
+    }
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+    if (cf == metadata_cf_) cache_->Apply(sequence_, View(key), nullptr);
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+    return DeleteCF(cf, key);
+  }
+  rocksdb::Status MergeCF(uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice&) override {
+    if (cf == metadata_cf_) cache_->Invalidate(sequence_, View(key));
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status PutBlobIndexCF(uint32_t cf, const rocksdb::Slice& key,
+                                 const rocksdb::Slice&) override {
+    if (cf == metadata_cf_) cache_->Invalidate(sequence_, View(key));
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status DeleteRangeCF(uint32_t cf, const rocksdb::Slice&,
+                                const rocksdb::Slice&) override {
+    if (cf == metadata_cf_) cache_->Clear(sequence_);
+    return rocksdb::Status::OK();
+  }
+
+ private:
+  static std::string_view View(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
+
+  MetadataCache* cache_;
+  uint32_t metadata_cf_;
+  uint64_t sequence_;
+};
+
 }  // namespace
 
 // Forwards RocksDB's background-error events to the engine. Soft errors (a failed compaction)
@@ -75,6 +121,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(Config* config, const ColumnFamil
   config->AddApplyHook("rocksdb.", [raw](const std::string& name, const std::string& value) {
     return raw->ApplyLiveOption(name, value);
   });
+  engine->metadata_cache_.SetCapacity(config->GetInt("metadata-cache-size"));
+  config->AddApplyHook("metadata-cache-size", [raw](const std::string&, const std::string& value) {
+    raw->metadata_cache_.SetCapacity(std::stoull(value));
+    return Status::OK();
+  });
   config->AddApplyHook("durability", [raw](const std::string&, const std::string& value) {
     raw->durability_ = ParseDurability(value);
     return Status::OK();
@@ -96,6 +147,7 @@ Status Engine::OpenDb() {
     return Status::IOError("can't open RocksDB at '" + path_ + "': " + s.ToString());
   }
   for (size_t i = 0; i < handles.size(); i++) handles_[i] = handles[i];
+  metadata_cache_.Reset();  // sequence numbers of a replaced database start elsewhere
   blob_gc_.Reset(config_->GetBool("rocksdb.enable-blob-gc"),
                  config_->GetDouble("rocksdb.blob-gc-garbage-ratio"));
   ready_.store(true, std::memory_order_release);
@@ -257,11 +309,35 @@ rocksdb::Status Engine::Write(rocksdb::WriteBatch* batch) {
   rocksdb::WriteOptions wo;
   wo.sync = durability() == Durability::kSync;
   rocksdb::Status s = db_->Write(wo, batch);
+  UpdateMetadataCache(batch, s);
   if (s.ok()) NotifyWriters();
   // An I/O error on the write path (WAL append or sync) stops RocksDB's writes; if it did not,
   // the next Resume() attempt finds nothing to do and clears the state at once.
   if (s.IsIOError() || s.IsCorruption()) NoteStorageError(s);
   return s;
+}
+
+uint64_t Engine::CommittedSequence(const rocksdb::WriteBatch& batch) {
+  const std::string& rep = batch.Data();
+  uint64_t seq = 0;
+  for (int i = 7; i >= 0; i--) seq = (seq << 8) | static_cast<uint8_t>(rep[i]);
+  return seq;
+}
+
+void Engine::UpdateMetadataCache(rocksdb::WriteBatch* batch, const rocksdb::Status& written) {
+  if (!metadata_cache_.enabled() || batch->Count() == 0) return;
+  if (!written.ok()) {
+    // Part of the batch may have reached a memtable under sequence numbers not yet published:
+    // forget everything and accept only what is read after them.
+    metadata_cache_.Clear(LatestSequence() + batch->Count() + 1);
+    return;
+  }
+  uint64_t first = CommittedSequence(*batch);
+  MetadataCacheUpdater updater(&metadata_cache_,
+                               handles_[static_cast<int>(ColumnFamily::kMetadata)]->GetID(),
+                               first + batch->Count() - 1);
+  rocksdb::Status s = batch->Iterate(&updater);
+  if (!s.ok()) metadata_cache_.Clear(LatestSequence() + 1);
 }
 
 StorageHealth Engine::health() const {
@@ -304,9 +380,42 @@ rocksdb::Status Engine::Get(ColumnFamily cf, const rocksdb::Slice& key, std::str
   // as the reopened database starts compacting.
   if (!ready_.load(std::memory_order_acquire))
     return rocksdb::Status::Incomplete("the database is being reopened");
+  if (cf == ColumnFamily::kMetadata && snapshot == nullptr)
+    return ReadThroughCache(key, value, /*fill=*/true);
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot;
   return db_->Get(ro, handles_[static_cast<int>(cf)], key, value);
+}
+
+rocksdb::Status Engine::Peek(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) const {
+  if (!ready_.load(std::memory_order_acquire))
+    return rocksdb::Status::Incomplete("the database is being reopened");
+  if (cf == ColumnFamily::kMetadata) return ReadThroughCache(key, value, /*fill=*/false);
+  return db_->Get(rocksdb::ReadOptions(), handles_[static_cast<int>(cf)], key, value);
+}
+
+rocksdb::Status Engine::ReadThroughCache(const rocksdb::Slice& key, std::string* value,
+                                         bool fill) const {
+  std::string_view k(key.data(), key.size());
+  switch (metadata_cache_.Get(k, value)) {
+    case MetadataCache::Lookup::kPresent:
+      return rocksdb::Status::OK();
+    case MetadataCache::Lookup::kAbsent:
+      return rocksdb::Status::NotFound();
+    case MetadataCache::Lookup::kMiss:
+      break;
+  }
+  MetadataCache::Ticket ticket = metadata_cache_.TakeTicket(LatestSequence());
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(),
+                               handles_[static_cast<int>(ColumnFamily::kMetadata)], key, value);
+  if (!fill || !metadata_cache_.enabled()) return s;
+  if (s.IsNotFound()) {
+    metadata_cache_.Fill(ticket, k, nullptr);
+  } else if (s.ok() && !(hooks_.metadata_expired && hooks_.metadata_expired(*value))) {
+    std::string_view v(*value);
+    metadata_cache_.Fill(ticket, k, &v);
+  }
+  return s;
 }
 
 std::unique_ptr<rocksdb::Iterator> Engine::NewIterator(ColumnFamily cf,

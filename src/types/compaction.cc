@@ -89,7 +89,7 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
       cached_key_ = meta_key;
       cached_alive_version_ = 0;
       std::string value;
-      rocksdb::Status s = engine_->Get(ColumnFamily::kMetadata, meta_key, &value);
+      rocksdb::Status s = engine_->Peek(ColumnFamily::kMetadata, meta_key, &value);
       if (!s.ok() && !s.IsNotFound()) {
         cached_key_.clear();
         return false;  // unsure: keep
@@ -109,6 +109,13 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
 };
 
 }  // namespace
+
+bool MetadataExpiredNow(std::string_view value) {
+  RedisType type;
+  int64_t expire_ms;
+  return Metadata::DecodeHeader(value, &type, &expire_ms) && expire_ms != 0 &&
+         expire_ms <= UnixMillis();
+}
 
 std::shared_ptr<rocksdb::MergeOperator> NewCounterMergeOperator() {
   return std::make_shared<CounterMergeOperator>();

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string_view>
 
 #include "storage/engine.h"
 
@@ -20,6 +21,8 @@ std::shared_ptr<rocksdb::MergeOperator> NewCounterMergeOperator();
 // Drops metadata entries whose expiry has passed. Safe for the counts: the key's expiry index
 // entry survives and the active expirer retires the key's count when it consumes that entry.
 std::shared_ptr<rocksdb::CompactionFilterFactory> NewMetadataFilterFactory();
+// Whether an encoded metadata value has an expiry that has passed (ColumnFamilyHooks).
+bool MetadataExpiredNow(std::string_view value);
 
 // Drops subkey/zset_score entries whose collection no longer exists, has expired, or has a
 // different version (the collection was deleted or re-created). Looks metadata up through the

@@ -26,6 +26,7 @@ StatusOr<std::unique_ptr<Keyspace>> Keyspace::Open(Config* config) {
   hooks.metadata_filter = NewMetadataFilterFactory();
   hooks.subkey_filter = subkey_filter;
   hooks.counters_merge = NewCounterMergeOperator();
+  hooks.metadata_expired = MetadataExpiredNow;
   auto engine = Engine::Open(config, hooks);
   if (!engine.ok()) return engine.status();
   ks->engine_ = std::move(*engine);

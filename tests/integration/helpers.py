@@ -1,5 +1,6 @@
 """Small helpers shared by the integration tests."""
 import re
+import threading
 import time
 
 import pytest
@@ -56,3 +57,26 @@ def raises(r, text, *args):
     """Run a command through redis-py and require exactly this error text."""
     with pytest.raises(redis.ResponseError, match=exact(text)):
         r.execute_command(*args)
+
+
+def run_clients(server, threads, per_thread, fn):
+    """Runs fn(client, thread, i) for i < per_thread on `threads` clients at once; fails with
+    the exceptions any of them raised."""
+    errors = []
+
+    def run(t):
+        c = server.client()
+        try:
+            for i in range(per_thread):
+                fn(c, t, i)
+        except Exception as e:  # surfaced below
+            errors.append(e)
+        finally:
+            c.close()
+
+    ts = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert not errors, errors

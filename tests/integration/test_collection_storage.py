@@ -4,12 +4,11 @@ concurrent writers, and large hash values kept in blob files that field-only com
 read. Timings are printed (run with -s), never asserted.
 """
 import os
-import threading
 import time
 
 import pytest
 
-from helpers import wait_until
+from helpers import run_clients, wait_until
 
 pytestmark = pytest.mark.basalt_only
 
@@ -198,27 +197,6 @@ def test_large_and_small_values_replace_each_other(r):
     assert rocksdb_info(r)["cf_large_value_estimate_keys"] == 2
 
 
-def hammer(server, threads, per_thread, fn):
-    errors = []
-
-    def run(t):
-        c = server.client()
-        try:
-            for i in range(per_thread):
-                fn(c, t, i)
-        except Exception as e:  # surfaced below
-            errors.append(e)
-        finally:
-            c.close()
-
-    ts = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert not errors, errors
-
-
 def test_sizes_stay_exact_under_concurrent_writers(server, r):
     threads, per_thread = 8, 300
 
@@ -237,7 +215,7 @@ def test_sizes_stay_exact_under_concurrent_writers(server, r):
             p.rpop("l")
         p.execute()
 
-    hammer(server, threads, per_thread, work)
+    run_clients(server, threads, per_thread, work)
     assert r.hlen("h") == len(r.hkeys("h"))
     assert r.hget("h", "counter") == str(threads * per_thread)
     assert r.scard("s") == len(r.smembers("s"))

@@ -61,6 +61,25 @@ TEST_F(ExpirerTest, CompactionDropsExpiredMetadataThenExpirerRetiresCountOnce) {
   EXPECT_EQ(ks_->ExpireCount(0), 0);
 }
 
+// The same with the dropped entry still in the metadata cache: the expirer then sees the
+// incarnation, deletes it, and retires its count once as well.
+TEST_F(ExpirerTest, CompactionDropWhileCachedThenExpirerRetiresCountOnce) {
+  Set(0, "gone", "v", UnixMillis() + 50);
+  Set(0, "kept", "v");
+  SleepMs(100);
+  CompactMetadata(/*keep_cache=*/true);
+  EXPECT_FALSE(RawMetadataPresent(0, "gone"));
+  EXPECT_TRUE(Get(0, "gone").present);  // the cached, expired incarnation
+  ActiveExpirer expirer(ks_.get(), config_.get());
+  EXPECT_EQ(expirer.RunOnce(), 1);
+  EXPECT_EQ(ks_->KeyCount(0), 1);
+  EXPECT_EQ(ks_->ExpireCount(0), 0);
+  EXPECT_FALSE(Get(0, "gone").present);
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  EXPECT_EQ(ks_->KeyCount(0), 1);
+  EXPECT_EQ(ks_->ExpireCount(0), 0);
+}
+
 TEST_F(ExpirerTest, RewriteAfterCompactionDropKeepsCountsExact) {
   Set(0, "k", "old", UnixMillis() + 50);
   SleepMs(100);

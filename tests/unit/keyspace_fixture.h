@@ -90,17 +90,28 @@ class KeyspaceFixture : public ::testing::Test {
     return n;
   }
 
-  void CompactMetadata() {
+  // A full compaction of `metadata` (which drops expired entries). By default the metadata
+  // cache then forgets everything, as if the dropped entries had been evicted, so that readers
+  // see what the compaction left; with `keep_cache` a cached entry outlives its drop.
+  void CompactMetadata(bool keep_cache = false) {
     rocksdb::CompactRangeOptions options;
     options.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
     auto s = ks_->engine()->db()->CompactRange(options, ks_->engine()->cf(ColumnFamily::kMetadata),
                                                nullptr, nullptr);
     ASSERT_TRUE(s.ok()) << s.ToString();
+    if (keep_cache) return;
+    std::string size = config_->GetString("metadata-cache-size");
+    ASSERT_TRUE(config_->SetLive("metadata-cache-size", "0").ok());
+    ASSERT_TRUE(config_->SetLive("metadata-cache-size", size).ok());
   }
 
+  // Whether RocksDB itself holds the key's metadata entry (the cache is not asked).
   bool RawMetadataPresent(int db, const std::string& key) {
     std::string v, k = MetadataKey(ks_->Physical(db), key);
-    return ks_->engine()->Get(ColumnFamily::kMetadata, k, &v).ok();
+    return ks_->engine()
+        ->db()
+        ->Get(rocksdb::ReadOptions(), ks_->engine()->cf(ColumnFamily::kMetadata), k, &v)
+        .ok();
   }
 
   static void SleepMs(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }

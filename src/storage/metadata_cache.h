@@ -1,0 +1,97 @@
+// MetadataCache: recent `metadata` entries, answered without asking RocksDB.
+//
+// Nearly every command begins with a point read of its key's `metadata` entry (type, expiry,
+// version, size; a short string's value), and every write of a new key reads it too, to keep the
+// key counts exact. RocksDB answers such a read by searching the memtable skip lists and then,
+// per SST file, the row cache, the bloom filter and the index: a few microseconds for a key at a
+// random place among a million (docs/benchmarks.md, section 10). This cache answers it with one
+// hash lookup, for present and for absent keys alike.
+//
+// The contract: a lookup never returns a state older than one a committed write has replaced.
+// Each entry carries the RocksDB sequence number of the state it holds. Committed writes are
+// applied with their batch's sequence number (Apply); a value read from RocksDB is offered with a
+// ticket taken before the read began (Fill). An entry is only ever replaced by a state at least as
+// new. A key without an entry may have had a newer one dropped, so each shard keeps a floor (the
+// newest sequence it dropped or declined to hold) and refuses to create entries below it.
+// Clear() drops everything and raises every floor; Reset() starts over for a new database (whose
+// sequence numbers start elsewhere), refusing fills from tickets taken before it.
+//
+// Values longer than kMaxValueBytes are not held (a large string would take the room of hundreds
+// of hot keys). Thread-safe; the shards have their own mutexes. A lookup should cost about two
+// cache misses, far fewer than the skip list's dozens: each shard is an open-addressing table of
+// (hash, node) slots with linear probing, a node holds its key and value in one allocation, and
+// eviction is CLOCK (a hit sets a bit in its node instead of relinking a recency list).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace basalt {
+
+class MetadataCache {
+ public:
+  static constexpr size_t kMaxValueBytes = 256;
+  // What an entry costs besides its key and value: its node header and table slots.
+  static constexpr size_t kEntryOverhead = 64;
+
+  explicit MetadataCache(size_t capacity_bytes);
+  ~MetadataCache();
+
+  // Takes effect at the next insert of each shard. 0 empties the cache and disables it.
+  void SetCapacity(size_t capacity_bytes);
+  bool enabled() const { return capacity_.load(std::memory_order_relaxed) > 0; }
+
+  enum class Lookup { kMiss, kPresent, kAbsent };
+  Lookup Get(std::string_view key, std::string* value);
+
+  // Taken before reading RocksDB, with the latest committed sequence number at that moment.
+  struct Ticket {
+    uint64_t sequence = 0;
+    uint64_t generation = 0;
+  };
+  Ticket TakeTicket(uint64_t latest_sequence) const;
+  // Offers what a read that began with `ticket` found (nullptr: the key is absent).
+  void Fill(const Ticket& ticket, std::string_view key, const std::string_view* value);
+
+  // A committed write: `value` (nullptr: deleted) is the key's state as of `sequence`.
+  void Apply(uint64_t sequence, std::string_view key, const std::string_view* value);
+  // A committed write whose result the cache cannot know (a merge): the key's entry goes.
+  void Invalidate(uint64_t sequence, std::string_view key);
+  // Drops every entry; nothing read before `sequence` may enter afterwards (a range deletion,
+  // a failed write).
+  void Clear(uint64_t sequence);
+  // Drops every entry and every floor, and refuses fills with tickets taken before (a new
+  // database whose sequence numbers are unrelated to the old ones).
+  void Reset();
+
+  struct Stats {
+    int64_t hits = 0;
+    int64_t misses = 0;
+    int64_t entries = 0;
+    int64_t bytes = 0;
+  };
+  Stats stats() const;
+
+ private:
+  struct Node;
+  struct Shard;
+  static constexpr int kShards = 64;
+
+  Shard& ShardOf(uint64_t hash) const;
+  // Sets `key` to `value` (nullptr: absent) as of `sequence`, under the shard's lock; creates
+  // an entry only at or above the floor.
+  void Store(Shard& shard, uint64_t hash, uint64_t sequence, std::string_view key,
+             const std::string_view* value);
+
+  std::atomic<size_t> capacity_;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int64_t> hits_{0};
+  std::atomic<int64_t> misses_{0};
+  std::unique_ptr<Shard[]> shards_;
+};
+
+}  // namespace basalt

@@ -1,0 +1,423 @@
+// MetadataCache (storage/metadata_cache.h) on its own: lookups, the rule that an entry is only
+// replaced by a state at least as new, the floors that keep reads begun before a dropped entry
+// out, Clear/Reset, the capacity, and a randomized check against a model of committed history.
+// Then inside the engine, over a real RocksDB: the batch-header sequence numbers it relies on,
+// reads under concurrent writers with a cache small enough to evict all the time, range
+// deletions, batches, and expired entries kept out.
+#include "storage/metadata_cache.h"
+
+#include <gtest/gtest.h>
+#include <rocksdb/db.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/coding.h"
+#include "keyspace_fixture.h"
+#include "storage/batch.h"
+#include "storage/engine.h"
+
+namespace basalt {
+namespace {
+
+// "<prefix><n>" (built without operator+, which GCC 12 at -O3 warns about wrongly).
+std::string Numbered(const char* prefix, int n) {
+  std::string out(prefix);
+  out += std::to_string(n);
+  return out;
+}
+
+constexpr size_t kMiB = 1 << 20;
+
+std::optional<std::string> Read(MetadataCache& cache, const std::string& key, bool* hit) {
+  std::string value;
+  MetadataCache::Lookup found = cache.Get(key, &value);
+  *hit = found != MetadataCache::Lookup::kMiss;
+  if (found == MetadataCache::Lookup::kPresent) return value;
+  return std::nullopt;
+}
+
+// "miss", "absent" or the value.
+std::string Show(MetadataCache& cache, const std::string& key) {
+  bool hit;
+  std::optional<std::string> v = Read(cache, key, &hit);
+  if (!hit) return "miss";
+  return v ? *v : "absent";
+}
+
+void Put(MetadataCache& cache, uint64_t seq, const std::string& key, const std::string& value) {
+  std::string_view v(value);
+  cache.Apply(seq, key, &v);
+}
+
+void FillWith(MetadataCache& cache, const MetadataCache::Ticket& t, const std::string& key,
+              const std::string& value) {
+  std::string_view v(value);
+  cache.Fill(t, key, &v);
+}
+
+TEST(MetadataCacheTest, AnswersPresentAndAbsentKeys) {
+  MetadataCache cache(kMiB);
+  EXPECT_EQ(Show(cache, "a"), "miss");
+  Put(cache, 10, "a", "one");
+  EXPECT_EQ(Show(cache, "a"), "one");
+  cache.Apply(11, "a", nullptr);
+  EXPECT_EQ(Show(cache, "a"), "absent");
+  cache.Fill(cache.TakeTicket(11), "b", nullptr);
+  EXPECT_EQ(Show(cache, "b"), "absent");
+  FillWith(cache, cache.TakeTicket(11), "c", "three");
+  EXPECT_EQ(Show(cache, "c"), "three");
+  MetadataCache::Stats stats = cache.stats();
+  EXPECT_EQ(stats.entries, 3);
+  EXPECT_EQ(stats.hits, 4);
+  EXPECT_EQ(stats.misses, 1);
+}
+
+TEST(MetadataCacheTest, OlderStatesNeverReplaceNewerOnes) {
+  MetadataCache cache(kMiB);
+  MetadataCache::Ticket before = cache.TakeTicket(5);
+  Put(cache, 10, "k", "new");
+  FillWith(cache, before, "k", "old");  // a read that began before the write, offered late
+  EXPECT_EQ(Show(cache, "k"), "new");
+  Put(cache, 8, "k", "older write");  // an Apply that lost the race to a newer one
+  EXPECT_EQ(Show(cache, "k"), "new");
+  Put(cache, 12, "k", "newer and longer");
+  EXPECT_EQ(Show(cache, "k"), "newer and longer");
+}
+
+TEST(MetadataCacheTest, InvalidateKeepsEarlierReadsOut) {
+  MetadataCache cache(kMiB);
+  Put(cache, 10, "k", "v");
+  cache.Invalidate(20, "k");
+  EXPECT_EQ(Show(cache, "k"), "miss");
+  FillWith(cache, cache.TakeTicket(15), "k", "v");
+  EXPECT_EQ(Show(cache, "k"), "miss");
+  FillWith(cache, cache.TakeTicket(20), "k", "merged");
+  EXPECT_EQ(Show(cache, "k"), "merged");
+}
+
+TEST(MetadataCacheTest, LongValuesAreNotHeldAndKeepEarlierReadsOut) {
+  MetadataCache cache(kMiB);
+  Put(cache, 10, "k", "short");
+  Put(cache, 11, "k", std::string(MetadataCache::kMaxValueBytes + 1, 'x'));
+  EXPECT_EQ(Show(cache, "k"), "miss");
+  FillWith(cache, cache.TakeTicket(10), "k", "short");
+  EXPECT_EQ(Show(cache, "k"), "miss");
+  FillWith(cache, cache.TakeTicket(11), "k", std::string(MetadataCache::kMaxValueBytes + 1, 'x'));
+  EXPECT_EQ(Show(cache, "k"), "miss");
+}
+
+TEST(MetadataCacheTest, EvictionKeepsWithinCapacityAndRefusesReadsOlderThanWhatItDropped) {
+  const size_t capacity = 64 * 1024;
+  MetadataCache cache(capacity);
+  MetadataCache::Ticket early = cache.TakeTicket(50);
+  for (int i = 0; i < 20000; i++) Put(cache, 100 + i, Numbered("key", i), "value");
+  MetadataCache::Stats stats = cache.stats();
+  EXPECT_LE(static_cast<size_t>(stats.bytes), capacity);
+  EXPECT_GT(stats.entries, 100);
+  EXPECT_LT(stats.entries, 20000);
+  int evicted = 0, refilled = 0;
+  for (int i = 0; i < 20000; i++) {
+    std::string key = Numbered("key", i);
+    if (Show(cache, key) != "miss") continue;
+    evicted++;
+    FillWith(cache, early, key, "stale");  // read before the dropped write: refused
+    if (Show(cache, key) != "miss") refilled++;
+  }
+  EXPECT_GT(evicted, 0);
+  EXPECT_EQ(refilled, 0);
+}
+
+TEST(MetadataCacheTest, ClearRefusesReadsBeganBeforeIt) {
+  MetadataCache cache(kMiB);
+  Put(cache, 10, "a", "1");
+  cache.Clear(50);
+  EXPECT_EQ(Show(cache, "a"), "miss");
+  FillWith(cache, cache.TakeTicket(40), "a", "1");
+  EXPECT_EQ(Show(cache, "a"), "miss");
+  FillWith(cache, cache.TakeTicket(50), "a", "2");
+  EXPECT_EQ(Show(cache, "a"), "2");
+}
+
+TEST(MetadataCacheTest, ResetRefusesTicketsTakenBeforeItAndForgetsFloors) {
+  MetadataCache cache(kMiB);
+  Put(cache, 1000, "a", "old database");
+  MetadataCache::Ticket before = cache.TakeTicket(1000);
+  cache.Reset();
+  EXPECT_EQ(Show(cache, "a"), "miss");
+  FillWith(cache, before, "a", "old database");
+  EXPECT_EQ(Show(cache, "a"), "miss");
+  FillWith(cache, cache.TakeTicket(3), "a", "new database");  // sequences start over
+  EXPECT_EQ(Show(cache, "a"), "new database");
+}
+
+TEST(MetadataCacheTest, DisabledCacheHoldsNothingAndForgetsReadsBeganWhileDisabled) {
+  MetadataCache cache(0);
+  Put(cache, 10, "a", "1");
+  EXPECT_EQ(Show(cache, "a"), "miss");
+  MetadataCache::Ticket while_disabled = cache.TakeTicket(10);
+  cache.SetCapacity(kMiB);
+  FillWith(cache, while_disabled, "a", "1");  // writes were not applied meanwhile
+  EXPECT_EQ(Show(cache, "a"), "miss");
+  Put(cache, 11, "a", "2");
+  EXPECT_EQ(Show(cache, "a"), "2");
+  cache.SetCapacity(0);
+  EXPECT_EQ(Show(cache, "a"), "miss");
+  EXPECT_EQ(cache.stats().entries, 0);
+}
+
+// A model of committed history: writes get increasing sequence numbers; a read takes its ticket,
+// observes the state at some later moment and offers it afterwards, possibly after more writes.
+// Whatever the interleaving and however much is evicted, a hit must be the latest state.
+TEST(MetadataCacheTest, RandomHistoriesNeverReturnAReplacedState) {
+  int all_hits = 0;
+  for (size_t capacity : {size_t{16384}, size_t{131072}, kMiB}) {
+    MetadataCache cache(capacity);
+    std::mt19937_64 rng(capacity);
+    const int kKeys = 300;
+    // key -> [(sequence, state)], state nullopt = absent
+    std::vector<std::vector<std::pair<uint64_t, std::optional<std::string>>>> history(kKeys);
+    uint64_t seq = 10;  // tickets reach back up to two sequence numbers
+    auto state_at = [&](int key, uint64_t at) -> std::optional<std::string> {
+      std::optional<std::string> state;
+      for (const auto& [s, v] : history[key])
+        if (s <= at) state = v;
+      return state;
+    };
+    struct PendingRead {
+      MetadataCache::Ticket ticket;
+      int key;
+      std::optional<std::string> seen;
+    };
+    std::vector<PendingRead> pending;
+    int hits = 0;
+    for (int step = 0; step < 60000; step++) {
+      int key = static_cast<int>(rng() % kKeys);
+      std::string name = Numbered("k", key);
+      switch (rng() % 4) {
+        case 0: {  // commit a write
+          seq++;
+          std::optional<std::string> v;
+          int kind = static_cast<int>(rng() % 10);
+          if (kind == 0) {
+            cache.Apply(seq, name, nullptr);
+          } else {
+            v = std::string(kind == 1 ? MetadataCache::kMaxValueBytes + 5 : rng() % 40, 'a');
+            v->append(std::to_string(seq));
+            std::string_view view(*v);
+            cache.Apply(seq, name, &view);
+          }
+          history[key].emplace_back(seq, v);
+          break;
+        }
+        case 1: {  // a read begins and observes the state at some moment since its ticket
+          MetadataCache::Ticket t = cache.TakeTicket(seq - rng() % 3);
+          pending.push_back({t, key, state_at(key, t.sequence + rng() % (seq - t.sequence + 1))});
+          break;
+        }
+        case 2: {  // a read that began earlier offers what it saw
+          if (pending.empty()) break;
+          size_t i = rng() % pending.size();
+          PendingRead r = pending[i];
+          pending.erase(pending.begin() + static_cast<long>(i));
+          std::string rn = Numbered("k", r.key);
+          if (r.seen) {
+            std::string_view view(*r.seen);
+            cache.Fill(r.ticket, rn, &view);
+          } else {
+            cache.Fill(r.ticket, rn, nullptr);
+          }
+          break;
+        }
+        default: {  // a lookup
+          bool hit;
+          std::optional<std::string> got = Read(cache, name, &hit);
+          if (!hit) break;
+          hits++;
+          ASSERT_EQ(got, state_at(key, seq)) << name << " at step " << step;
+        }
+      }
+    }
+    EXPECT_GT(hits, 0) << capacity;
+    EXPECT_LE(static_cast<size_t>(cache.stats().bytes), capacity);
+    all_hits += hits;
+  }
+  EXPECT_GT(all_hits, 1000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inside the engine
+
+class MetadataCacheEngineTest : public KeyspaceFixture {
+ protected:
+  Engine* engine() { return ks_->engine(); }
+
+  rocksdb::Status PutMetadata(const std::string& key, const std::string& value) {
+    rocksdb::WriteBatch batch;
+    batch.Put(engine()->cf(ColumnFamily::kSubkey), "unrelated", "x");  // not the first record
+    batch.Put(engine()->cf(ColumnFamily::kMetadata), key, value);
+    return engine()->Write(&batch);
+  }
+
+  std::string Read(const std::string& key) {
+    std::string value;
+    rocksdb::Status s = engine()->Get(ColumnFamily::kMetadata, key, &value);
+    if (s.IsNotFound()) return "(none)";
+    return s.ok() ? value : s.ToString();
+  }
+};
+
+// The cache orders states by the sequence number RocksDB writes into each committed batch's
+// header. Checked here with writers racing, so that RocksDB groups their batches: each batch's
+// header must name the sequence under which its own records are in the WAL.
+TEST_F(MetadataCacheEngineTest, BatchHeaderCarriesItsSequence) {
+  const int kThreads = 4, kWrites = 300;
+  std::vector<std::vector<std::pair<uint64_t, std::string>>> seen(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kWrites; i++) {
+        rocksdb::WriteBatch batch;
+        std::string key = Numbered("t", t * 100000 + i);
+        batch.Put(engine()->cf(ColumnFamily::kMetadata), key, "v");
+        batch.Put(engine()->cf(ColumnFamily::kSubkey), key, "w");
+        ASSERT_TRUE(engine()->Write(&batch).ok());
+        seen[t].emplace_back(Engine::CommittedSequence(batch), batch.Data().substr(12));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  std::map<uint64_t, std::string> by_sequence;
+  for (const auto& list : seen)
+    for (const auto& [seq, records] : list) {
+      ASSERT_GT(seq, 0u);
+      ASSERT_TRUE(by_sequence.emplace(seq, records).second) << "two batches at " << seq;
+    }
+  std::unique_ptr<rocksdb::TransactionLogIterator> it;
+  ASSERT_TRUE(engine()->db()->GetUpdatesSince(by_sequence.begin()->first, &it).ok());
+  size_t matched = 0;
+  for (; it->Valid(); it->Next()) {
+    rocksdb::BatchResult result = it->GetBatch();
+    // A WAL record may hold a whole write group: its batches follow each other, two records
+    // (two sequence numbers) apiece.
+    std::string wal = result.writeBatchPtr->Data().substr(12);
+    uint64_t seq = result.sequence;
+    size_t offset = 0;
+    while (offset < wal.size()) {
+      auto found = by_sequence.find(seq);
+      ASSERT_NE(found, by_sequence.end()) << "no batch claims sequence " << seq;
+      ASSERT_EQ(wal.compare(offset, found->second.size(), found->second), 0) << seq;
+      offset += found->second.size();
+      seq += 2;
+      matched++;
+    }
+  }
+  EXPECT_EQ(matched, by_sequence.size());
+}
+
+// Writers bump per-key counters and publish each value once Write() returned; readers must
+// never see less than what was published before their read began, with a cache that holds only
+// a few dozen entries per shard, so that entries are evicted and refilled all the time.
+TEST_F(MetadataCacheEngineTest, ReadsNeverGoBackInTimeUnderConcurrentWritersAndEviction) {
+  ASSERT_TRUE(config_->SetLive("metadata-cache-size", "64kb").ok());
+  const int kWriters = 3, kReaders = 3, kKeys = 2000, kRounds = 6;
+  std::vector<std::atomic<int64_t>> published(kKeys);
+  for (auto& p : published) p.store(-1);
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> stale{0}, reads{0};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; w++) {
+    threads.emplace_back([&, w] {
+      for (int round = 0; round < kRounds; round++) {
+        for (int k = w; k < kKeys; k += kWriters) {
+          std::string value;
+          PutFixed64(&value, static_cast<uint64_t>(round));
+          ASSERT_TRUE(PutMetadata(Numbered("key", k), value).ok());
+          published[k].store(round);
+        }
+      }
+    });
+  }
+  for (int r = 0; r < kReaders; r++) {
+    threads.emplace_back([&, r] {
+      uint64_t i = r;
+      while (!done.load()) {
+        int k = static_cast<int>((i = i * 6364136223846793005ULL + 1442695040888963407ULL) >> 33) %
+                kKeys;
+        int64_t floor = published[k].load();
+        std::string value;
+        rocksdb::Status s = engine()->Get(ColumnFamily::kMetadata, Numbered("key", k), &value);
+        int64_t got = s.ok() ? static_cast<int64_t>(DecodeFixed64(value.data())) : -1;
+        if (got < floor) stale++;
+        reads++;
+      }
+    });
+  }
+  for (int w = 0; w < kWriters; w++) threads[w].join();
+  done = true;
+  for (int r = 0; r < kReaders; r++) threads[kWriters + r].join();
+  EXPECT_EQ(stale.load(), 0);
+  EXPECT_GT(reads.load(), 1000);
+  MetadataCache::Stats stats = engine()->metadata_cache_stats();
+  EXPECT_GT(stats.hits, 0);
+  EXPECT_LE(stats.bytes, 64 * 1024);
+  for (int k = 0; k < kKeys; k++) {
+    std::string value;
+    ASSERT_TRUE(engine()->Get(ColumnFamily::kMetadata, Numbered("key", k), &value).ok());
+    ASSERT_EQ(DecodeFixed64(value.data()), static_cast<uint64_t>(kRounds - 1)) << k;
+  }
+}
+
+TEST_F(MetadataCacheEngineTest, RangeDeletionEmptiesTheCache) {
+  ASSERT_TRUE(PutMetadata("a", "1").ok());
+  ASSERT_TRUE(PutMetadata("b", "2").ok());
+  EXPECT_EQ(Read("a"), "1");
+  EXPECT_GT(engine()->metadata_cache_stats().entries, 0);
+  ASSERT_TRUE(engine()->DeleteRange(ColumnFamily::kMetadata, "a", "z").ok());
+  EXPECT_EQ(Read("a"), "(none)");
+  EXPECT_EQ(Read("b"), "(none)");
+}
+
+TEST_F(MetadataCacheEngineTest, BatchReadsSeeTheirOwnMetadataWritesOverTheCache) {
+  ASSERT_TRUE(PutMetadata("k", "committed").ok());
+  EXPECT_EQ(Read("k"), "committed");  // now cached
+  Batch batch(engine());
+  batch.Put(ColumnFamily::kMetadata, "k", "pending");
+  std::string value;
+  ASSERT_TRUE(batch.Get(ColumnFamily::kMetadata, "k", &value).ok());
+  EXPECT_EQ(value, "pending");
+  // An iterator moves pending metadata into the indexed batch; reads must still see it.
+  rocksdb::ReadOptions ro;
+  batch.NewIterator(ColumnFamily::kMetadata, &ro).reset();
+  ASSERT_TRUE(batch.Get(ColumnFamily::kMetadata, "k", &value).ok());
+  EXPECT_EQ(value, "pending");
+  batch.Delete(ColumnFamily::kMetadata, "k");
+  EXPECT_TRUE(batch.Get(ColumnFamily::kMetadata, "k", &value).IsNotFound());
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_EQ(Read("k"), "(none)");
+}
+
+// An expired entry read from RocksDB stays out of the cache: once a compaction drops it, no
+// reader may find it again.
+TEST_F(MetadataCacheEngineTest, ExpiredEntriesAreNotCachedFromReads) {
+  Set(0, "soon", "v", UnixMillis() + 50);
+  Set(0, "later", "v", UnixMillis() + 3600 * 1000);
+  SleepMs(100);
+  ASSERT_TRUE(config_->SetLive("metadata-cache-size", "0").ok());  // forget the writes
+  ASSERT_TRUE(config_->SetLive("metadata-cache-size", "1mb").ok());
+  EXPECT_TRUE(Get(0, "soon").present);
+  EXPECT_TRUE(Get(0, "later").present);
+  EXPECT_EQ(engine()->metadata_cache_stats().entries, 1);  // only "later"
+  CompactMetadata(/*keep_cache=*/true);
+  EXPECT_FALSE(Get(0, "soon").present);
+  EXPECT_TRUE(Get(0, "later").present);
+}
+
+}  // namespace
+}  // namespace basalt
