@@ -191,7 +191,7 @@ MetadataCache::Ticket MetadataCache::TakeTicket(uint64_t latest_sequence) const 
 
 void MetadataCache::Fill(const Ticket& ticket, std::string_view key,
                          const std::string_view* value) {
-  if (!enabled() || (value != nullptr && value->size() > kMaxValueBytes)) return;
+  if (!enabled() || !Holds(key, value)) return;
   uint64_t hash = HashOf(key);
   Shard& shard = ShardOf(hash);
   std::lock_guard<std::mutex> lock(shard.mu);
@@ -202,7 +202,7 @@ void MetadataCache::Fill(const Ticket& ticket, std::string_view key,
 
 void MetadataCache::Apply(uint64_t sequence, std::string_view key, const std::string_view* value) {
   if (!enabled()) return;
-  if (value != nullptr && value->size() > kMaxValueBytes) {
+  if (!Holds(key, value)) {
     Invalidate(sequence, key);
     return;
   }

@@ -16,11 +16,12 @@
 // Clear() drops everything and raises every floor; Reset() starts over for a new database (whose
 // sequence numbers start elsewhere), refusing fills from tickets taken before it.
 //
-// Values longer than kMaxValueBytes are not held (a large string would take the room of hundreds
-// of hot keys). Thread-safe; the shards have their own mutexes. A lookup should cost about two
-// cache misses, far fewer than the skip list's dozens: each shard is an open-addressing table of
-// (hash, node) slots with linear probing, a node holds its key and value in one allocation, and
-// eviction is CLOCK (a hit sets a bit in its node instead of relinking a recency list).
+// Values longer than kMaxValueBytes and keys longer than kMaxKeyBytes are not held (a large
+// string would take the room of hundreds of hot keys). Thread-safe; the shards have their own
+// mutexes. A lookup should cost about two cache misses, far fewer than the skip list's dozens: each
+// shard is an open-addressing table of (hash, node) slots with linear probing, a node holds its key
+// and value in one allocation, and eviction is CLOCK (a hit sets a bit in its node instead of
+// relinking a recency list).
 #pragma once
 
 #include <atomic>
@@ -35,6 +36,7 @@ namespace basalt {
 class MetadataCache {
  public:
   static constexpr size_t kMaxValueBytes = 256;
+  static constexpr size_t kMaxKeyBytes = 1024;
   // What an entry costs besides its key and value: its node header and table slots.
   static constexpr size_t kEntryOverhead = 64;
 
@@ -81,6 +83,9 @@ class MetadataCache {
   struct Shard;
   static constexpr int kShards = 64;
 
+  static bool Holds(std::string_view key, const std::string_view* value) {
+    return key.size() <= kMaxKeyBytes && (value == nullptr || value->size() <= kMaxValueBytes);
+  }
   Shard& ShardOf(uint64_t hash) const;
   // Sets `key` to `value` (nullptr: absent) as of `sequence`, under the shard's lock; creates
   // an entry only at or above the floor.

@@ -102,6 +102,18 @@ TEST(MetadataCacheTest, InvalidateKeepsEarlierReadsOut) {
   EXPECT_EQ(Show(cache, "k"), "merged");
 }
 
+TEST(MetadataCacheTest, LongKeysAreNotHeld) {
+  MetadataCache cache(kMiB);
+  std::string key(MetadataCache::kMaxKeyBytes + 1, 'k');
+  Put(cache, 10, key, "v");
+  EXPECT_EQ(Show(cache, key), "miss");
+  FillWith(cache, cache.TakeTicket(10), key, "v");
+  EXPECT_EQ(Show(cache, key), "miss");
+  key.pop_back();
+  Put(cache, 11, key, "v");
+  EXPECT_EQ(Show(cache, key), "v");
+}
+
 TEST(MetadataCacheTest, LongValuesAreNotHeldAndKeepEarlierReadsOut) {
   MetadataCache cache(kMiB);
   Put(cache, 10, "k", "short");
