@@ -178,6 +178,7 @@ def test_proto_max_bulk_len(small_bulk_server):
 # --------------------------------------------------------------------------
 def test_client_disconnects_mid_pipeline(server, sentinel):
     stop = threading.Event()
+    working = threading.Event()  # the worker's INCRs run while the others disconnect
     errors = []
     done = []
 
@@ -188,13 +189,17 @@ def test_client_disconnects_mid_pipeline(server, sentinel):
                 while not stop.is_set() and n < 20000:
                     assert c.call("INCR", "worker") == (":", n + 1)
                     n += 1
+                    working.set()
                 done.append(n)
         except Exception as e:  # pragma: no cover - reported below
             errors.append(e)
+        finally:
+            working.set()
 
     t = threading.Thread(target=worker)
     t.start()
     try:
+        assert working.wait(10)
         for i in range(20):
             s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
             # a batch of complete commands, then half of one, then vanish
