@@ -87,7 +87,7 @@ const std::vector<ConfigKey> kKeys = {
      "compatibility only: the RocksDB WAL plays this role (see durability)"},
     {"maxmemory", ConfigKind::kMemory, "0", true, 0, INT64_MAX, "",
      "compatibility only: data lives on disk; memory is bounded by the cache sizes below"},
-    {"metadata-cache-size", ConfigKind::kMemory, "64mb", true, 0, INT64_MAX, "",
+    {"metadata-cache-size", ConfigKind::kMemory, "256mb", true, 0, INT64_MAX, "",
      "Basalt's cache of recent metadata entries (key types, sizes, short strings) (0 disables)"},
     // RocksDB
     {"rocksdb.block-cache-size", ConfigKind::kMemory, "512mb", true, 1 * kMB, INT64_MAX, "",
