@@ -5,6 +5,7 @@
 // through a CollectionWriter and write the metadata once; a set left empty is deleted.
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <set>
 
 #include "commands/command_util.h"
@@ -231,18 +232,32 @@ StatusOr<bool> CheckOthers(CommandContext& c, size_t first, const std::vector<Ke
 }
 
 // Computes the operation over the keys argv[first, first + n). `limit` (0 = none) stops an
-// intersection early.
+// intersection early. Members are read from the iterators one at a time, and gathering stops
+// once the result's members pass `max_bytes` (*over_budget is then true): a reply gives such a
+// result up anyway (max-reply-size), so it must not first hold all of it in memory.
 StatusOr<std::vector<std::string>> Compute(CommandContext& c, SetOp op,
                                            const std::vector<KeyState>& states, size_t first,
-                                           uint64_t limit = 0) {
+                                           uint64_t limit = 0, size_t max_bytes = SIZE_MAX,
+                                           bool* over_budget = nullptr) {
   std::vector<std::string> out;
+  size_t bytes = 0;
+  auto within_budget = [&](size_t added) {
+    bytes += added;
+    if (bytes <= max_bytes) return true;
+    if (over_budget) *over_budget = true;
+    return false;
+  };
   if (op == SetOp::kUnion) {
     std::set<std::string> all;
     for (size_t j = 0; j < states.size(); j++) {
       if (!states[j].live()) continue;
-      auto members = ReadMembers(c.ctx, c.db(), c.arg(first + j), states[j].meta);
-      if (!members.ok()) return members.status();
-      for (auto& m : *members) all.insert(std::move(m.name));
+      MemberIterator it(c.ctx, ColumnFamily::kSubkey, c.db(), c.arg(first + j),
+                        states[j].meta.version);
+      for (it.Seek(); it.Valid(); it.Next()) {
+        if (!all.emplace(it.member()).second) continue;
+        if (!within_budget(it.member().size())) return out;
+      }
+      if (Status s = it.status(); !s.ok()) return s;
     }
     return std::vector<std::string>(all.begin(), all.end());
   }
@@ -255,23 +270,29 @@ StatusOr<std::vector<std::string>> Compute(CommandContext& c, SetOp op,
     }
     if (op == SetOp::kInter && states[j].meta.size < states[base].meta.size) base = j;
   }
-  auto members = ReadMembers(c.ctx, c.db(), c.arg(first + base), states[base].meta);
-  if (!members.ok()) return members.status();
-  for (auto& m : *members) {
-    auto keep = CheckOthers(c, first, states, base, m.name, op == SetOp::kInter);
+  MemberIterator it(c.ctx, ColumnFamily::kSubkey, c.db(), c.arg(first + base),
+                    states[base].meta.version);
+  for (it.Seek(); it.Valid(); it.Next()) {
+    std::string member(it.member());
+    auto keep = CheckOthers(c, first, states, base, member, op == SetOp::kInter);
     if (!keep.ok()) return keep.status();
     if (!*keep) continue;
-    out.push_back(std::move(m.name));
+    if (!within_budget(member.size())) return out;
+    out.push_back(std::move(member));
     if (limit != 0 && out.size() >= limit) break;
   }
+  if (Status s = it.status(); !s.ok()) return s;
   return out;
 }
 
 void SetOpGeneric(CommandContext& c, SetOp op) {
   auto states = LookupSources(c, 1, c.argc() - 1);
   if (!states) return;
-  auto result = Compute(c, op, *states, 1);
+  bool over_budget = false;
+  auto result = Compute(c, op, *states, 1, 0,
+                        static_cast<size_t>(c.server.config->max_reply_size.load()), &over_budget);
   if (ReplyIfError(c, result.status())) return;
+  if (over_budget) return c.reply.Overflow();
   ReplyMembers(c, *result);
 }
 

@@ -5,6 +5,7 @@
 // bound in the score index; lex ranges seek by member when the scores are equal (Redis's
 // documented case) and otherwise walk the score index as Redis's small sorted sets do.
 #include <algorithm>
+#include <cstdint>
 
 #include "commands/zset_util.h"
 
@@ -102,27 +103,31 @@ bool ClampRanks(int64_t size, int64_t* start, int64_t* end) {
   return true;
 }
 
-// Runs the request against the live sorted set `meta`.
+// Runs the request against the live sorted set `meta`. Gathering stops once the members
+// gathered pass `max_bytes`: the result is then partial, and the caller gives the reply up.
 StatusOr<std::vector<ScoredMember>> RunRange(CommandContext& c, const std::string& key,
-                                             const Metadata& meta, const RangeRequest& q) {
+                                             const Metadata& meta, const RangeRequest& q,
+                                             size_t max_bytes = SIZE_MAX) {
   bool reverse = q.direction == Direction::kReverse;
   std::vector<ScoredMember> out;
   if (q.type == RangeType::kRank) {
     int64_t start = q.start, end = q.end, size = static_cast<int64_t>(meta.size);
     if (!ClampRanks(size, &start, &end)) return out;
     if (reverse) {
-      auto items = RankRange(c.ctx, c.db(), key, meta, size - 1 - end, size - 1 - start);
+      auto items = RankRange(c.ctx, c.db(), key, meta, size - 1 - end, size - 1 - start, max_bytes);
       if (items.ok()) std::reverse(items->begin(), items->end());
       return items;
     }
-    return RankRange(c.ctx, c.db(), key, meta, start, end);
+    return RankRange(c.ctx, c.db(), key, meta, start, end, max_bytes);
   }
   if (q.offset < 0 || q.limit == 0) return out;
   int64_t skip = q.offset;
+  size_t bytes = 0;
   auto visit = [&](std::string_view member, double score) {
     if (skip > 0) return --skip, true;
     out.push_back({std::string(member), score});
-    return q.limit < 0 || static_cast<int64_t>(out.size()) < q.limit;
+    bytes += member.size();
+    return bytes <= max_bytes && (q.limit < 0 || static_cast<int64_t>(out.size()) < q.limit);
   };
   Status s = q.type == RangeType::kScore
                  ? ScanScoreRange(c.ctx, c.db(), key, meta, q.score, reverse, visit)
@@ -141,8 +146,14 @@ void RangeGeneric(CommandContext& c, RangeType type, Direction direction) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
   if (!state->live()) return c.reply.Array(0);
-  auto items = RunRange(c, c.arg(1), state->meta, q);
+  // The count comes first in the reply, so the members are gathered before replying: stop once
+  // they alone pass max-reply-size (the reply could not be sent anyway).
+  auto budget = static_cast<size_t>(c.server.config->max_reply_size.load());
+  auto items = RunRange(c, c.arg(1), state->meta, q, budget);
   if (ReplyIfError(c, items.status())) return;
+  size_t bytes = 0;
+  for (const auto& item : *items) bytes += item.member.size();
+  if (bytes > budget) return c.reply.Overflow();
   ReplyScored(c, *items, q.withscores);
 }
 

@@ -162,7 +162,8 @@ Status GetScore(Context& ctx, int db, std::string_view key, uint64_t version,
 }
 
 StatusOr<std::vector<ScoredMember>> RankRange(Context& ctx, int db, std::string_view key,
-                                              const Metadata& meta, uint64_t start, uint64_t stop) {
+                                              const Metadata& meta, uint64_t start, uint64_t stop,
+                                              size_t max_bytes) {
   std::vector<ScoredMember> out;
   if (start > stop || start >= meta.size) return out;
   stop = std::min(stop, meta.size - 1);
@@ -170,14 +171,17 @@ StatusOr<std::vector<ScoredMember>> RankRange(Context& ctx, int db, std::string_
   bool from_top = meta.size - 1 - stop < start;
   uint64_t skip = from_top ? meta.size - 1 - stop : start;
   uint64_t rank = 0;
+  size_t bytes = 0;
   if (from_top) {
     it.SeekToLast(meta.zset_high);
   } else {
     it.Seek(meta.zset_low);
   }
-  for (; it.Valid() && out.size() <= stop - start; from_top ? it.Prev() : it.Next()) {
+  for (; it.Valid() && out.size() <= stop - start && bytes <= max_bytes;
+       from_top ? it.Prev() : it.Next()) {
     if (rank++ < skip) continue;
     out.push_back({std::string(IndexMember(it.member())), IndexScore(it.member())});
+    bytes += out.back().member.size();
   }
   Status s = IterStatus(it);
   if (!s.ok()) return s;

@@ -65,9 +65,11 @@ Status GetScore(Context& ctx, int db, std::string_view key, uint64_t version,
 using ZsetVisitor = std::function<bool(std::string_view member, double score)>;
 
 // Members whose forward ranks are in [start, stop] (already clamped to the set), ascending;
-// iterates from whichever end of the score index is nearer.
+// iterates from whichever end of the score index is nearer. Stops early, returning only part of
+// the range, once the members gathered pass `max_bytes` (a reply over max-reply-size).
 StatusOr<std::vector<ScoredMember>> RankRange(Context& ctx, int db, std::string_view key,
-                                              const Metadata& meta, uint64_t start, uint64_t stop);
+                                              const Metadata& meta, uint64_t start, uint64_t stop,
+                                              size_t max_bytes = SIZE_MAX);
 // The forward rank of `member` (which has `score`): walks from both ends at once, so the cost
 // is the distance to the nearer end.
 StatusOr<uint64_t> MemberRank(Context& ctx, int db, std::string_view key, const Metadata& meta,
