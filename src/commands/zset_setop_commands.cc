@@ -1,12 +1,16 @@
 // Sorted-set algebra: ZUNION, ZINTER, ZDIFF, their *STORE forms and ZINTERCARD.
 //
 // Inputs may be sorted sets or plain sets (members scoring 1), as in Redis. Inputs are read
-// whole; the result is ordered by (score, member) like any sorted set.
+// member by member from their iterators (see Compute); the result is ordered by (score, member)
+// like any sorted set.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <map>
 
 #include "commands/zset_util.h"
+#include "types/set.h"
 
 namespace basalt {
 
@@ -91,34 +95,49 @@ bool ParseKeysAndOptions(CommandContext& c, size_t numkeys_index, SetOpRequest* 
   return true;
 }
 
-// One input: a sorted set, a set (scores 1) or nothing.
+// One input: a sorted set, a set (members score 1) or nothing (not live).
 struct Input {
-  bool present = false;
-  std::map<std::string, double> members;
+  size_t arg = 0;  // argv index of its key
+  KeyState state;
+  uint64_t size() const { return state.live() ? state.meta.size : 0; }
 };
 
-// Reads every input; replies WRONGTYPE (for any type but set and zset) and returns false.
-bool ReadInputs(CommandContext& c, const SetOpRequest& q, std::vector<Input>* inputs) {
+// Looks every input up; replies WRONGTYPE (for any type but set and zset) and returns false.
+bool LookupInputs(CommandContext& c, const SetOpRequest& q, std::vector<Input>* inputs) {
   for (size_t k : q.keys) {
     auto state = c.ctx.Lookup(c.db(), c.arg(k));
     if (ReplyIfError(c, state.status())) return false;
-    Input in;
-    if (state->live()) {
-      RedisType t = state->meta.type;
-      if (t != RedisType::kZset && t != RedisType::kSet) {
-        c.reply.Error(kWrongTypeError);
-        return false;
-      }
-      in.present = true;
-      MemberIterator it(c.ctx, ColumnFamily::kSubkey, c.db(), c.arg(k), state->meta.version);
-      for (it.Seek(); it.Valid(); it.Next()) {
-        in.members.emplace(it.member(), t == RedisType::kZset ? DecodeScore(it.value()) : 1.0);
-      }
-      if (ReplyIfError(c, it.status())) return false;
+    if (state->live() && state->meta.type != RedisType::kZset &&
+        state->meta.type != RedisType::kSet) {
+      c.reply.Error(kWrongTypeError);
+      return false;
     }
-    inputs->push_back(std::move(in));
+    inputs->push_back({k, std::move(*state)});
   }
   return true;
+}
+
+double ScoreOf(const Input& in, std::string_view value) {
+  return in.state.meta.type == RedisType::kZset ? DecodeScore(value) : 1.0;
+}
+
+// Visits the members of a live input in member order; the visitor returns false to stop.
+Status VisitInput(CommandContext& c, const Input& in,
+                  const std::function<bool(std::string_view member, double score)>& visit) {
+  MemberIterator it(c.ctx, ColumnFamily::kSubkey, c.db(), c.arg(in.arg), in.state.meta.version);
+  for (it.Seek(); it.Valid(); it.Next()) {
+    if (!visit(it.member(), ScoreOf(in, it.value()))) break;
+  }
+  return it.status();
+}
+
+// The score of `member` in `in`; NotFound when it is not there.
+Status FindInInput(CommandContext& c, const Input& in, std::string_view member, double* score) {
+  if (!in.state.live()) return Status::NotFound();
+  std::string value;
+  Status s = GetMember(c.ctx, c.db(), c.arg(in.arg), in.state.meta.version, member, &value);
+  if (s.ok()) *score = ScoreOf(in, value);
+  return s;
 }
 
 double Weighted(double score, double weight) {
@@ -137,38 +156,78 @@ void Combine(double* target, double v, Aggregate a) {
   }
 }
 
-std::map<std::string, double> Compute(const SetOpRequest& q, const std::vector<Input>& in) {
-  std::map<std::string, double> out;
+struct SetOpResult {
+  std::map<std::string, double> members;
+  int64_t count = 0;         // ZINTERCARD counts without keeping the members
+  bool over_budget = false;  // stopped: the members passed max_bytes
+};
+
+// Computes the operation, reading the inputs member by member: a union visits them all, an
+// intersection walks the smallest input and looks its members up in the others, a difference
+// walks the first. Stops once the result's members pass `max_bytes`, so a reply over
+// max-reply-size never holds its whole result (nor any input) in memory.
+StatusOr<SetOpResult> Compute(CommandContext& c, const SetOpRequest& q,
+                              const std::vector<Input>& in, size_t max_bytes) {
+  SetOpResult out;
+  size_t bytes = 0;
+  Status failure;
+  // Adds a new member to the result; false once over the budget.
+  auto add = [&](std::string_view member, double score) {
+    if (q.card_only) return ++out.count, q.limit == 0 || out.count < q.limit;
+    if (!out.members.emplace(member, score).second) return true;
+    bytes += member.size();
+    out.over_budget = bytes > max_bytes;
+    return !out.over_budget;
+  };
+  // Whether `member` is in `in[j]`, with its score; false after an error too (in `failure`).
+  auto find = [&](size_t j, std::string_view member, double* score) {
+    Status s = FindInInput(c, in[j], member, score);
+    if (!s.ok() && !s.IsNotFound()) failure = s;
+    return s.ok();
+  };
+  Status s;
   if (q.op == SetOp::kUnion) {
-    for (size_t i = 0; i < in.size(); i++) {
-      for (const auto& [m, s] : in[i].members) {
-        double v = Weighted(s, q.weights[i]);
-        auto [it, fresh] = out.emplace(m, v);
-        if (!fresh) Combine(&it->second, v, q.aggregate);
-      }
+    for (size_t i = 0; i < in.size() && s.ok() && !out.over_budget; i++) {
+      if (!in[i].state.live()) continue;
+      s = VisitInput(c, in[i], [&](std::string_view member, double score) {
+        double v = Weighted(score, q.weights[i]);
+        auto it = out.members.find(std::string(member));
+        if (it == out.members.end()) return add(member, v);
+        Combine(&it->second, v, q.aggregate);
+        return true;
+      });
     }
   } else if (q.op == SetOp::kInter) {
-    for (const auto& [m, s] : in[0].members) {
-      double v = Weighted(s, q.weights[0]);
-      bool all = true;
-      for (size_t i = 1; i < in.size() && all; i++) {
-        auto it = in[i].members.find(m);
-        if (it == in[i].members.end()) {
-          all = false;
-        } else {
-          Combine(&v, Weighted(it->second, q.weights[i]), q.aggregate);
-        }
+    size_t base = 0;
+    for (size_t i = 0; i < in.size(); i++) {
+      if (!in[i].state.live()) return out;
+      if (in[i].size() < in[base].size()) base = i;
+    }
+    std::vector<double> scores(in.size());
+    s = VisitInput(c, in[base], [&](std::string_view member, double score) {
+      scores[base] = score;
+      for (size_t i = 0; i < in.size(); i++) {
+        if (i != base && !find(i, member, &scores[i])) return failure.ok();
       }
-      if (all) out.emplace(m, v);
-      if (q.card_only && q.limit > 0 && static_cast<int64_t>(out.size()) >= q.limit) break;
-    }
+      // Combined in key order, whichever input was walked.
+      double v = Weighted(scores[0], q.weights[0]);
+      for (size_t i = 1; i < in.size(); i++)
+        Combine(&v, Weighted(scores[i], q.weights[i]), q.aggregate);
+      return add(member, v);
+    });
   } else {
-    for (const auto& [m, s] : in[0].members) {
-      bool found = false;
-      for (size_t i = 1; i < in.size() && !found; i++) found = in[i].members.count(m) > 0;
-      if (!found) out.emplace(m, s);
-    }
+    if (!in[0].state.live()) return out;
+    s = VisitInput(c, in[0], [&](std::string_view member, double score) {
+      double unused;
+      for (size_t i = 1; i < in.size(); i++) {
+        if (find(i, member, &unused)) return true;
+        if (!failure.ok()) return false;
+      }
+      return add(member, score);
+    });
   }
+  if (!s.ok()) return s;
+  if (!failure.ok()) return failure;
   return out;
 }
 
@@ -179,12 +238,18 @@ void SetOpGeneric(CommandContext& c, SetOp op, bool store, bool card_only) {
   q.card_only = card_only;
   if (!ParseKeysAndOptions(c, store ? 2 : 1, &q)) return;
   std::vector<Input> inputs;
-  if (!ReadInputs(c, q, &inputs)) return;
-  auto result = Compute(q, inputs);
-  if (card_only) return c.reply.Integer(static_cast<int64_t>(result.size()));
+  if (!LookupInputs(c, q, &inputs)) return;
+  // A reply's count comes first, so its members are gathered first: up to max-reply-size.
+  size_t budget =
+      store || card_only ? SIZE_MAX : static_cast<size_t>(c.server.config->max_reply_size.load());
+  auto result = Compute(c, q, inputs, budget);
+  if (ReplyIfError(c, result.status())) return;
+  if (card_only) return c.reply.Integer(result->count);
+  if (result->over_budget) return c.reply.Overflow();
   std::vector<ScoredMember> sorted;
-  sorted.reserve(result.size());
-  for (auto& [m, s] : result) sorted.push_back({m, s});
+  sorted.reserve(result->members.size());
+  for (auto& [m, s] : result->members) sorted.push_back({m, s});
+  result->members.clear();
   std::sort(sorted.begin(), sorted.end(), [](const ScoredMember& a, const ScoredMember& b) {
     return a.score != b.score ? a.score < b.score : a.member < b.member;
   });
