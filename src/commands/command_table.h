@@ -45,6 +45,10 @@ enum CommandFlag : uint32_t {
   kCmdOffload = 1 << 16,    // outside MULTI, runs on the offload thread (scripts), not the worker
   kCmdPubSub = 1 << 17,     // a Pub/Sub command (COMMAND INFO's "pubsub" flag)
   kCmdPubSubContext = 1 << 18,  // allowed while a RESP2 client is subscribed (SUBSCRIBE, PING, ...)
+  // Shown by COMMAND INFO only, as Redis shows them: the command may block its client, or its
+  // keys are found by parsing its arguments (a KeyFinder or an option such as STORE).
+  kCmdBlocking = 1 << 19,
+  kCmdMovableKeys = 1 << 20,
 };
 
 struct CommandContext {

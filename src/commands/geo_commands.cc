@@ -506,14 +506,14 @@ const std::vector<CommandSpec> kGeoCommands = {
      "Queries a geospatial index for members inside an area of a box or a circle, optionally "
      "stores the result.",
      "@write @geo @slow"},
-    {"georadius", -6, kW, 1, 1, 1, GeoradiusCommand, "geo",
+    {"georadius", -6, kW | kCmdMovableKeys, 1, 1, 1, GeoradiusCommand, "geo",
      "Queries a geospatial index for members within a distance from a coordinate, optionally "
      "stores the result.",
      "@write @geo @slow", GeoradiusKeys<6>},
     {"georadius_ro", -6, kR, 1, 1, 1, GeoradiusRoCommand, "geo",
      "Returns members from a geospatial index that are within a distance from a coordinate.",
      "@read @geo @slow"},
-    {"georadiusbymember", -5, kW, 1, 1, 1, GeoradiusbymemberCommand, "geo",
+    {"georadiusbymember", -5, kW | kCmdMovableKeys, 1, 1, 1, GeoradiusbymemberCommand, "geo",
      "Queries a geospatial index for members within a distance from a member, optionally "
      "stores the result.",
      "@write @geo @slow", GeoradiusKeys<5>},

@@ -12,12 +12,21 @@ void ReplyFlags(Reply& r, uint32_t flags) {
   static const struct {
     uint32_t bit;
     const char* name;
-  } kNames[] = {
-      {kCmdWrite, "write"},         {kCmdReadOnly, "readonly"}, {kCmdDenyOom, "denyoom"},
-      {kCmdAdmin, "admin"},         {kCmdPubSub, "pubsub"},     {kCmdNoScript, "noscript"},
-      {kCmdLoading, "loading"},     {kCmdStale, "stale"},       {kCmdSkipSlowlog, "skip_slowlog"},
-      {kCmdFast, "fast"},           {kCmdNoAuth, "no_auth"},    {kCmdNoMulti, "no_multi"},
-      {kCmdAllowBusy, "allow_busy"}};
+  } kNames[] = {{kCmdWrite, "write"},
+                {kCmdReadOnly, "readonly"},
+                {kCmdDenyOom, "denyoom"},
+                {kCmdAdmin, "admin"},
+                {kCmdPubSub, "pubsub"},
+                {kCmdNoScript, "noscript"},
+                {kCmdLoading, "loading"},
+                {kCmdStale, "stale"},
+                {kCmdSkipSlowlog, "skip_slowlog"},
+                {kCmdFast, "fast"},
+                {kCmdNoAuth, "no_auth"},
+                {kCmdNoMulti, "no_multi"},
+                {kCmdAllowBusy, "allow_busy"},
+                {kCmdBlocking, "blocking"},
+                {kCmdMovableKeys, "movablekeys"}};
   size_t n = 0;
   for (const auto& f : kNames) n += (flags & f.bit) ? 1 : 0;
   r.Set(n);

@@ -116,7 +116,7 @@ void BLMoveCommand(CommandContext& c) {
   BlockingMove(c, *from, *to, 5);
 }
 
-constexpr uint32_t kBlocking = kCmdWrite | kCmdNoScript;
+constexpr uint32_t kBlocking = kCmdWrite | kCmdNoScript | kCmdBlocking;
 
 const std::vector<CommandSpec> kBlockingListCommands = {
     {"blpop", -3, kBlocking, 1, -2, 1, BLPopCommand, "list",
@@ -127,7 +127,7 @@ const std::vector<CommandSpec> kBlockingListCommands = {
      "Removes and returns the last element in a list. Blocks until an element is available "
      "otherwise. Deletes the list if the last element was popped.",
      "@write @list @slow @blocking"},
-    {"blmpop", -5, kBlocking, 3, 3, 1, BLMPopCommand, "list",
+    {"blmpop", -5, kBlocking | kCmdMovableKeys, 3, 3, 1, BLMPopCommand, "list",
      "Pops the first element from one of multiple lists. Blocks until an element is available "
      "otherwise. Deletes the list if the last element was popped.",
      "@write @list @slow @blocking", BLMPopKeys},

@@ -366,7 +366,7 @@ const std::vector<CommandSpec> kListCommands = {
      "Returns an element after popping it from one list and pushing it to another. Deletes the "
      "list if the last element was moved.",
      "@write @list @slow"},
-    {"lmpop", -4, kCmdWrite, 0, 0, 0, LMPopCommand, "list",
+    {"lmpop", -4, kCmdWrite | kCmdMovableKeys, 0, 0, 0, LMPopCommand, "list",
      "Returns multiple elements from a list after removing them. Deletes the list if the last "
      "element was popped.",
      "@write @list @slow", LMPopKeys},

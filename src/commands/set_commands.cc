@@ -399,7 +399,7 @@ const std::vector<CommandSpec> kSetCommands = {
      "Moves a member from one set to another.", "@write @set @fast"},
     {"sinter", -2, kR, 1, -1, 1, SInterCommand, "set", "Returns the intersect of multiple sets.",
      "@read @set @slow"},
-    {"sintercard", -3, kR, 0, 0, 0, SInterCardCommand, "set",
+    {"sintercard", -3, kR | kCmdMovableKeys, 0, 0, 0, SInterCardCommand, "set",
      "Returns the number of members of the intersect of multiple sets.", "@read @set @slow",
      SInterCardKeys},
     {"sunion", -2, kR, 1, -1, 1, SUnionCommand, "set", "Returns the union of multiple sets.",

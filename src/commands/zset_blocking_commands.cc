@@ -59,7 +59,7 @@ std::vector<size_t> BzmpopKeys(const std::vector<std::string>& argv) {
   return keys;
 }
 
-constexpr uint32_t kBlocking = kCmdWrite | kCmdNoScript;
+constexpr uint32_t kBlocking = kCmdWrite | kCmdNoScript | kCmdBlocking;
 
 const std::vector<CommandSpec> kZsetBlockingCommands = {
     {"bzpopmin", -3, kBlocking | kCmdFast, 1, -2, 1, BzpopminCommand, "sorted_set",
@@ -72,7 +72,7 @@ const std::vector<CommandSpec> kZsetBlockingCommands = {
      "Blocks until a member available otherwise. Deletes the sorted set if the last element "
      "was popped.",
      "@write @sortedset @fast @blocking"},
-    {"bzmpop", -5, kCmdWrite, 0, 0, 0, BzmpopCommand, "sorted_set",
+    {"bzmpop", -5, kCmdWrite | kCmdBlocking | kCmdMovableKeys, 0, 0, 0, BzmpopCommand, "sorted_set",
      "Removes and returns a member by score from one or more sorted sets. Blocks until a member "
      "is available otherwise. Deletes the sorted set if the last element was popped.",
      "@write @sortedset @slow @blocking", BzmpopKeys},

@@ -461,7 +461,7 @@ const std::vector<CommandSpec> kZsetCommands = {
      "Returns the highest-scoring members from a sorted set after removing them. Deletes the "
      "sorted set if the last member was popped.",
      "@write @sortedset @fast"},
-    {"zmpop", -4, kCmdWrite, 0, 0, 0, ZmpopCommand, "sorted_set",
+    {"zmpop", -4, kCmdWrite | kCmdMovableKeys, 0, 0, 0, ZmpopCommand, "sorted_set",
      "Returns the highest- or lowest-scoring members from one or more sorted sets after removing "
      "them. Deletes the sorted set if the last member was popped.",
      "@write @sortedset @slow", ZmpopKeys},

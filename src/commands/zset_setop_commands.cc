@@ -307,21 +307,21 @@ constexpr uint32_t kR = kCmdReadOnly;
 constexpr uint32_t kW = kCmdWrite | kCmdDenyOom;
 
 const std::vector<CommandSpec> kZsetSetOpCommands = {
-    {"zunion", -3, kR, 0, 0, 0, ZunionCommand, "sorted_set",
+    {"zunion", -3, kR | kCmdMovableKeys, 0, 0, 0, ZunionCommand, "sorted_set",
      "Returns the union of multiple sorted sets.", "@read @sortedset @slow", ReadKeys},
-    {"zinter", -3, kR, 0, 0, 0, ZinterCommand, "sorted_set",
+    {"zinter", -3, kR | kCmdMovableKeys, 0, 0, 0, ZinterCommand, "sorted_set",
      "Returns the intersect of multiple sorted sets.", "@read @sortedset @slow", ReadKeys},
-    {"zdiff", -3, kR, 0, 0, 0, ZdiffCommand, "sorted_set",
+    {"zdiff", -3, kR | kCmdMovableKeys, 0, 0, 0, ZdiffCommand, "sorted_set",
      "Returns the difference between multiple sorted sets.", "@read @sortedset @slow", ReadKeys},
-    {"zintercard", -3, kR, 0, 0, 0, ZintercardCommand, "sorted_set",
+    {"zintercard", -3, kR | kCmdMovableKeys, 0, 0, 0, ZintercardCommand, "sorted_set",
      "Returns the number of members of the intersect of multiple sorted sets.",
      "@read @sortedset @slow", ReadKeys},
-    {"zunionstore", -4, kW, 1, 1, 1, ZunionstoreCommand, "sorted_set",
+    {"zunionstore", -4, kW | kCmdMovableKeys, 1, 1, 1, ZunionstoreCommand, "sorted_set",
      "Stores the union of multiple sorted sets in a key.", "@write @sortedset @slow", StoreKeys},
-    {"zinterstore", -4, kW, 1, 1, 1, ZinterstoreCommand, "sorted_set",
+    {"zinterstore", -4, kW | kCmdMovableKeys, 1, 1, 1, ZinterstoreCommand, "sorted_set",
      "Stores the intersect of multiple sorted sets in a key.", "@write @sortedset @slow",
      StoreKeys},
-    {"zdiffstore", -4, kW, 1, 1, 1, ZdiffstoreCommand, "sorted_set",
+    {"zdiffstore", -4, kW | kCmdMovableKeys, 1, 1, 1, ZdiffstoreCommand, "sorted_set",
      "Stores the difference of multiple sorted sets in a key.", "@write @sortedset @slow",
      StoreKeys},
 };

@@ -547,6 +547,22 @@ def test_command_info(c, name, arity_, first, last, step, flags):
     assert entry[3:6] == [(":", first), (":", last), (":", step)]
 
 
+MOVABLE_KEYS = ["zunion", "zinter", "zdiff", "zintercard", "zunionstore", "zinterstore",
+                "zdiffstore", "sintercard", "lmpop", "blmpop", "zmpop", "bzmpop", "eval",
+                "evalsha", "eval_ro", "evalsha_ro", "georadius", "georadiusbymember"]
+BLOCKING = ["blpop", "brpop", "brpoplpush", "blmove", "blmpop", "bzpopmin", "bzpopmax", "bzmpop"]
+
+
+@pytest.mark.parametrize("name", sorted(set(MOVABLE_KEYS + BLOCKING + ["get", "lpop", "copy"])))
+def test_command_info_movablekeys_and_blocking_flags(c, name):
+    # Cluster-aware clients route by these: movablekeys says "ask COMMAND GETKEYS", and
+    # blocking marks commands that may hold the connection.
+    t, v = c.call("COMMAND", "INFO", name)
+    flags = set(plain(v[0][1][2]))
+    assert (b"movablekeys" in flags) == (name in MOVABLE_KEYS)
+    assert (b"blocking" in flags) == (name in BLOCKING)
+
+
 def test_command_info_unknown_is_nil(c):
     assert c.call("COMMAND", "INFO", "nosuchcmd") == ("*", [("$", None)])
     t, v = c.call("COMMAND", "INFO", "get", "nosuchcmd", "set")
