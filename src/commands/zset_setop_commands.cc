@@ -157,7 +157,7 @@ void Combine(double* target, double v, Aggregate a) {
 }
 
 struct SetOpResult {
-  std::map<std::string, double> members;
+  std::map<std::string, double, std::less<>> members;  // found by string_view, no copy
   int64_t count = 0;         // ZINTERCARD counts without keeping the members
   bool over_budget = false;  // stopped: the members passed max_bytes
 };
@@ -191,7 +191,7 @@ StatusOr<SetOpResult> Compute(CommandContext& c, const SetOpRequest& q,
       if (!in[i].state.live()) continue;
       s = VisitInput(c, in[i], [&](std::string_view member, double score) {
         double v = Weighted(score, q.weights[i]);
-        auto it = out.members.find(std::string(member));
+        auto it = out.members.find(member);
         if (it == out.members.end()) return add(member, v);
         Combine(&it->second, v, q.aggregate);
         return true;
