@@ -3,15 +3,16 @@
 
 For each mode (sync, lazy, nosync) a fresh basalt-server is started on a free port with its own
 data directory; basalt-bench fills N keys, then runs random reads and the 70/30, 50/50 and 30/70
-read/write mixes with T connections and values of V bytes. The pseudo-mode `redis` runs the same
-phases against a redis-server with persistence off: what this machine and this driver give an
-in-memory server, the floor for every latency figure. The rounds of different modes alternate
-(sync, lazy, nosync, redis, sync, ...) so that the machine's noise spreads over all of them.
+read/write mixes with C connections (multiplexed by one driver thread unless told otherwise)
+and values of V bytes. The pseudo-mode `redis` runs the same phases against a redis-server with
+persistence off: what this machine and this driver give an in-memory server, the floor for every
+latency figure. The rounds of different modes alternate (sync, lazy, nosync, redis, sync, ...)
+so that the machine's noise spreads over all of them.
 Writes workload-summary.csv, workload-series.csv, workload.md and, when gnuplot is installed,
 PNG charts: throughput over keys loaded, and latency percentiles per mix.
 
-  tools/bench/workload.py [--keys N] [--connections T] [--value-size V] [--seconds S]
-                          [--modes sync,lazy,nosync,redis] [--rounds R] --out DIR
+  tools/bench/workload.py [--keys N] [--connections C] [--client-threads T] [--value-size V]
+                          [--seconds S] [--modes sync,lazy,nosync,redis] [--rounds R] --out DIR
 """
 
 import argparse
@@ -31,7 +32,8 @@ LATENCY_COLUMNS = ["min_us", "rms_us", "p50_us", "p99_us", "p999_us", "p9999_us"
 
 def run_driver(server, label, args, out, phases, extra=()):
     cmd = [str(benchlib.BENCH), "--port", str(server.port), "--keys", str(args.keys),
-           "--connections", str(args.connections), "--value-size", str(args.value_size),
+           "--connections", str(args.connections), "--threads", str(args.client_threads),
+           "--value-size", str(args.value_size),
            "--phases", ",".join(phases), "--seconds", str(args.seconds), "--label", label,
            "--summary-csv", str(out / "workload-summary.csv"),
            "--series-csv", str(out / "workload-series.csv"),
@@ -73,9 +75,10 @@ def report(args, out, loads):
                    for c in ["ops_per_sec"] + LATENCY_COLUMNS}
             table.append([mode, phase, "%.0f" % med["ops_per_sec"]] +
                          ["%.0f" % med[c] for c in LATENCY_COLUMNS])
-    text = ["### basalt-bench: %d keys, %d connections, %d-byte values, %gs per phase, "
-            "median of %d round(s)\n" % (args.keys, args.connections, args.value_size,
-                                         args.seconds, args.rounds),
+    text = ["### basalt-bench: %d keys, %d connections on %d driver thread(s), %d-byte values, "
+            "%gs per phase, median of %d round(s)\n" % (
+                args.keys, args.connections, args.client_threads, args.value_size, args.seconds,
+                args.rounds),
             "Latencies in microseconds; fill is pipelined %d deep (latency = batch round trip).\n"
             % args.fill_pipeline,
             benchlib.markdown_table(["mode", "phase", "ops/s", "min", "rms", "p50", "p99",
@@ -151,6 +154,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--keys", type=int, default=1000000)
     p.add_argument("--connections", type=int, default=32)
+    p.add_argument("--client-threads", type=int, default=1,
+                   help="driver threads; each multiplexes its share of the connections")
     p.add_argument("--value-size", type=int, default=1024)
     p.add_argument("--seconds", type=float, default=30)
     p.add_argument("--fill-pipeline", type=int, default=16)
