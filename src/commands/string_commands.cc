@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "commands/command_util.h"
+#include "commands/string_lcs.h"
 
 namespace basalt {
 
@@ -448,6 +449,8 @@ const std::vector<CommandSpec> kStringCommands = {
      "Returns a substring from a string value.", "@read @string @slow"},
     {"setrange", 4, kW, 1, 1, 1, SetRangeCommand, "string",
      "Overwrites a part of a string value with another by an offset.", "@write @string @slow"},
+    {"lcs", -3, kR, 1, 2, 1, LcsCommand, "string", "Finds the longest common substring.",
+     "@read @string @slow"},
 };
 
 }  // namespace

@@ -61,6 +61,7 @@ class Gen(WeightedGen):
             (4, self.g_ttl), (2, self.g_exptime), (4, self.g_expire), (3, self.g_expireat),
             (2, self.g_persist), (2, self.g_rename), (2, self.g_copy), (1, self.g_move),
             (2, self.g_keys), (2, self.g_dbsize), (1, self.g_touch), (1, self.g_bad),
+            (2, self.g_lcs),
         ]
         self.macro = [(1, "select"), (1, "swapdb"), (2, "randomkey"), (2, "scan"),
                       (4, "multi"), (2, "watch"), (0.2, "flushdb"), (0.1, "flushall")]
@@ -171,6 +172,14 @@ class Gen(WeightedGen):
         r = self.r
         return [r.choice(["GETRANGE", "SUBSTR"]), self.key(), r.randint(-15, 15),
                 r.randint(-15, 15)], None
+
+    def g_lcs(self):
+        r = self.r
+        opts = r.choice([[], ["LEN"], ["IDX"], ["IDX", "WITHMATCHLEN"],
+                         ["IDX", "MINMATCHLEN", r.choice([0, 1, 2, -1, "x"])],
+                         ["WITHMATCHLEN", "MINMATCHLEN", 2, "IDX"], ["LEN", "IDX"],
+                         ["MINMATCHLEN"], ["nope"]])
+        return ["LCS", self.key(), self.key()] + opts, None
 
     def g_setrange(self):
         r = self.r
