@@ -41,8 +41,8 @@ CommandTable::CommandTable() {
   for (auto* family :
        {&StringCommands, &KeyCommands, &ServerCommands, &ConnectionCommands, &TransactionCommands,
         &IntrospectionCommands, &HashCommands, &SetCommands, &ListCommands, &ZsetCommands,
-        &BlockingListCommands, &BitmapCommands, &HllCommands, &GeoCommands, &ScriptingCommands,
-        &PubSubCommands, &AclCommands, &ReplicationCommands}) {
+        &BlockingListCommands, &BitmapCommands, &HllCommands, &GeoCommands, &SortCommands,
+        &ScriptingCommands, &PubSubCommands, &AclCommands, &ReplicationCommands}) {
     for (const CommandSpec& spec : (*family)()) {
       all_.push_back(&spec);
       by_name_[spec.name] = &spec;

@@ -144,6 +144,7 @@ const std::vector<CommandSpec>& BlockingListCommands();
 const std::vector<CommandSpec>& BitmapCommands();
 const std::vector<CommandSpec>& HllCommands();
 const std::vector<CommandSpec>& GeoCommands();
+const std::vector<CommandSpec>& SortCommands();
 // Defined by src/scripting/ (EVAL, SCRIPT, ...), which sits above this folder: the table only
 // names it.
 const std::vector<CommandSpec>& ScriptingCommands();
