@@ -84,7 +84,15 @@ struct CommandSpec {
   // subcommand table ("encoding:3 freq:3 help:2"). A subcommand whose ACL categories differ
   // from the container's lists them after a second colon: "get:-3:@admin@slow@dangerous".
   const char* subcommands = "";
+  // For a command that needs the exclusive keyspace lock only with some arguments (SORT with
+  // BY/GET patterns): true when this call does. kCmdExclusive makes every call exclusive.
+  bool (*exclusive_when)(const std::vector<std::string>& argv) = nullptr;
 };
+
+// Whether this call holds the exclusive keyspace lock (kCmdExclusive or exclusive_when).
+inline bool RunsExclusive(const CommandSpec& spec, const std::vector<std::string>& argv) {
+  return (spec.flags & kCmdExclusive) || (spec.exclusive_when && spec.exclusive_when(argv));
+}
 
 struct SubcommandSpec {
   std::string name;  // lower case, without the container's name

@@ -295,7 +295,7 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
                std::vector<std::string>& argv, Reply& reply, std::string* out,
                int64_t busy_threshold_ms, bool allowed_while_busy) {
   size_t reply_start = out->size();
-  bool exclusive = spec.flags & kCmdExclusive;
+  bool exclusive = RunsExclusive(spec, argv);
   WriterPreferringMutex& mu = server.keyspace->exclusive();
   std::shared_lock<WriterPreferringMutex> shared(mu, std::defer_lock);
   std::unique_lock<WriterPreferringMutex> unique(mu, std::defer_lock);
@@ -327,11 +327,12 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
 // A plain keyed write, which a WriteGroup may take: nothing that locks the whole key space,
 // commits on its own, blocks (the blocking commands are the no-script writes), runs elsewhere,
 // or belongs to MULTI, Pub/Sub or administration.
-bool JoinsGroups(const Session& session, const CommandSpec& spec) {
+bool JoinsGroups(const Session& session, const CommandSpec& spec,
+                 const std::vector<std::string>& argv) {
   constexpr uint32_t kNotGrouped = kCmdExclusive | kCmdSelfCommit | kCmdOffload | kCmdTxControl |
                                    kCmdAllowBusy | kCmdNoScript | kCmdPubSub | kCmdAdmin;
   return (spec.flags & kCmdWrite) && !(spec.flags & kNotGrouped) && spec.first_key > 0 &&
-         !session.in_multi;
+         !session.in_multi && !RunsExclusive(spec, argv);
 }
 
 }  // namespace
@@ -509,7 +510,7 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   session.last_interaction_ms = UnixMillis();
   std::string error;
   const CommandSpec* spec = ResolveCommand(argv, &error);
-  const bool grouped = group != nullptr && spec != nullptr && JoinsGroups(session, *spec);
+  const bool grouped = group != nullptr && spec != nullptr && JoinsGroups(session, *spec, argv);
   if (group != nullptr && !grouped) group->Commit(server);
   if (spec == nullptr) {
     server.counters.error_replies++;

@@ -9,9 +9,10 @@
 // after it names a hash field; "#" in GET is the element itself. Numeric weights are whole
 // strings strtod accepts; equal weights fall back to comparing the elements' bytes, so the
 // order is deterministic. BY and GET patterns read arbitrary keys, so they need a user with
-// access to every key, and SORT runs alone under the exclusive keyspace lock (as COPY does):
-// the keys its patterns name are not known before it runs, so no key lock could cover them, and
-// its reads must see one state of the database, as Redis's single thread gives them.
+// access to every key, and a call with such patterns runs alone under the exclusive keyspace
+// lock (as COPY does): the keys they name are not known before it runs, so no key lock could
+// cover them, and its reads must see one state of the database, as Redis's single thread gives
+// them. Without patterns, SORT takes only its keys' locks.
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -312,14 +313,30 @@ std::vector<size_t> SortKeys(const std::vector<std::string>& argv) {
   return keys;
 }
 
+// A BY pattern with '*' or a GET pattern other than "#" reads keys that only the sorted
+// elements name: such a call runs alone, since no key lock can be taken for those in advance.
+bool SortNeedsExclusive(const std::vector<std::string>& argv) {
+  for (size_t i = 2; i + 1 < argv.size(); i++) {
+    if (EqualsIgnoreCase(argv[i], "limit")) {
+      i += 2;
+    } else if (EqualsIgnoreCase(argv[i], "by")) {
+      if (argv[++i].find('*') != std::string::npos) return true;
+    } else if (EqualsIgnoreCase(argv[i], "get")) {
+      if (argv[++i] != "#") return true;
+    } else if (EqualsIgnoreCase(argv[i], "store")) {
+      i++;
+    }
+  }
+  return false;
+}
+
 const std::vector<CommandSpec> kSortCommands = {
-    {"sort", -2, kCmdWrite | kCmdDenyOom | kCmdMovableKeys | kCmdExclusive, 1, 1, 1, SortCommand,
-     "generic",
+    {"sort", -2, kCmdWrite | kCmdDenyOom | kCmdMovableKeys, 1, 1, 1, SortCommand, "generic",
      "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.",
-     "@write @set @sortedset @list @slow @dangerous", SortKeys},
-    {"sort_ro", -2, kCmdReadOnly | kCmdMovableKeys | kCmdExclusive, 1, 1, 1, SortRoCommand,
-     "generic", "Returns the sorted elements of a list, a set, or a sorted set.",
-     "@read @set @sortedset @list @slow @dangerous"},
+     "@write @set @sortedset @list @slow @dangerous", SortKeys, "", SortNeedsExclusive},
+    {"sort_ro", -2, kCmdReadOnly | kCmdMovableKeys, 1, 1, 1, SortRoCommand, "generic",
+     "Returns the sorted elements of a list, a set, or a sorted set.",
+     "@read @set @sortedset @list @slow @dangerous", nullptr, "", SortNeedsExclusive},
 };
 
 }  // namespace
