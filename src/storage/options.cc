@@ -1,6 +1,7 @@
 #include "storage/options.h"
 
 #include <rocksdb/cache.h>
+#include <rocksdb/comparator.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/table_properties_collectors.h>
@@ -8,6 +9,7 @@
 #include <map>
 
 #include "storage/blob_gc.h"
+#include "storage/skiplist_memtable.h"
 
 namespace basalt {
 
@@ -73,6 +75,10 @@ rocksdb::ColumnFamilyOptions BaseColumnFamilyOptions(const Config& config,
   o.bottommost_compression = o.compression_per_level.back();
   o.memtable_prefix_bloom_size_ratio = config.GetDouble("rocksdb.memtable-prefix-bloom-ratio");
   o.memtable_whole_key_filtering = true;
+  if (config.GetString("rocksdb.memtable") == "basalt") {
+    o.memtable_factory =
+        std::make_shared<SkipListMemTableFactory>(o.comparator == rocksdb::BytewiseComparator());
+  }
   return o;
 }
 

@@ -1,0 +1,392 @@
+#include "storage/skiplist_memtable.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <new>
+#include <thread>
+#include <vector>
+
+namespace basalt {
+namespace {
+
+using rocksdb::KeyHandle;
+using rocksdb::MemTableRep;
+using rocksdb::Slice;
+
+// Twelve levels with one node in four reaching each next level, as RocksDB's default: a search
+// among a few million entries stays near log4(n) steps per level.
+constexpr int kMaxHeight = 12;
+
+// A node is addressed by its entry: the bytes RocksDB encodes into it (varint32 internal-key
+// length, internal key, varint32 value length, value). Its links sit just below the entry, level
+// 0 nearest, so the entry is found from a node without knowing the node's height.
+using Link = std::atomic<const char*>;
+
+Link* LinkOf(const char* entry, int level) {
+  return reinterpret_cast<Link*>(const_cast<char*>(entry)) - 1 - level;
+}
+
+const char* NextOf(const char* entry, int level) {
+  return LinkOf(entry, level)->load(std::memory_order_acquire);
+}
+
+// Between Allocate and Insert the level-0 link holds the node's height.
+void StashHeight(const char* entry, int height) {
+  LinkOf(entry, 0)->store(reinterpret_cast<const char*>(static_cast<uintptr_t>(height)),
+                          std::memory_order_relaxed);
+}
+
+int TakeHeight(const char* entry) {
+  return static_cast<int>(
+      reinterpret_cast<uintptr_t>(LinkOf(entry, 0)->load(std::memory_order_relaxed)));
+}
+
+int RandomHeight() {
+  thread_local uint64_t state =
+      std::hash<std::thread::id>()(std::this_thread::get_id()) | 1;  // xorshift needs non-zero
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  uint64_t bits = state;
+  int height = 1;
+  while (height < kMaxHeight && (bits & 3) == 0) {
+    height++;
+    bits >>= 2;
+  }
+  return height;
+}
+
+Slice InternalKeyOf(const char* entry) {
+  const auto* p = reinterpret_cast<const uint8_t*>(entry);
+  uint32_t length = 0;
+  for (int shift = 0; shift <= 28; shift += 7) {
+    uint32_t byte = *p++;
+    length |= (byte & 0x7f) << shift;
+    if (byte < 0x80) break;
+  }
+  return Slice(reinterpret_cast<const char*>(p), length);
+}
+
+// An internal key's last 8 bytes are (sequence << 8 | type), little-endian.
+uint64_t TrailerOf(const Slice& internal_key) {
+  uint64_t trailer;
+  std::memcpy(&trailer, internal_key.data() + internal_key.size() - 8, 8);
+  if constexpr (std::endian::native == std::endian::big) trailer = __builtin_bswap64(trailer);
+  return trailer;
+}
+
+// RocksDB's internal key order over a bytewise user comparator: user keys ascending, then the
+// newest (largest trailer) first.
+int CompareBytewise(const Slice& a, const Slice& b) {
+  Slice user_a(a.data(), a.size() - 8), user_b(b.data(), b.size() - 8);
+  int r = user_a.compare(user_b);
+  if (r != 0) return r;
+  uint64_t trailer_a = TrailerOf(a), trailer_b = TrailerOf(b);
+  return trailer_a > trailer_b ? -1 : (trailer_a < trailer_b ? 1 : 0);
+}
+
+// A search target: another encoded entry, or a bare internal key.
+struct EntryTarget {
+  const char* entry;
+};
+
+// Iterators RocksDB asks for with an arena are destroyed by a bare destructor call, never freed,
+// and this file cannot allocate from RocksDB's Arena (its header is not public). So their memory
+// is recycled: a destructor hands it to its thread's list, and only that thread reuses it, after
+// the destructor has returned. A thread keeps at most kKept blocks; one more is freed by the
+// thread's next hand-over, when the destructor that handed it over is certainly finished.
+class IteratorMemory {
+ public:
+  static constexpr size_t kKept = 64;
+
+  ~IteratorMemory() {
+    for (void* block : free_) ::operator delete(block);
+    ::operator delete(excess_);
+  }
+
+  void* Take(size_t size) {
+    if (free_.empty()) return ::operator new(size);
+    void* block = free_.back();
+    free_.pop_back();
+    return block;
+  }
+
+  void Give(void* block) {
+    ::operator delete(excess_);
+    excess_ = nullptr;
+    if (free_.size() < kKept) {
+      free_.push_back(block);
+    } else {
+      excess_ = block;
+    }
+  }
+
+  static IteratorMemory& ForThisThread() {
+    thread_local IteratorMemory memory;
+    return memory;
+  }
+
+ private:
+  std::vector<void*> free_;
+  void* excess_ = nullptr;
+};
+
+class SkipList final : public MemTableRep {
+ public:
+  SkipList(const KeyComparator& compare, rocksdb::Allocator* allocator, bool bytewise)
+      : MemTableRep(allocator), compare_(compare), bytewise_(bytewise) {
+    for (Link& link : head_links_) link.store(nullptr, std::memory_order_relaxed);
+  }
+
+  KeyHandle Allocate(const size_t len, char** buf) override {
+    int height = RandomHeight();
+    // The arena's unaligned allocation, aligned here: the aligned one is not public.
+    char* raw;
+    MemTableRep::Allocate(sizeof(Link) * height + len + alignof(Link) - 1, &raw);
+    auto aligned = (reinterpret_cast<uintptr_t>(raw) + alignof(Link) - 1) & ~(alignof(Link) - 1);
+    auto* links = reinterpret_cast<Link*>(aligned);
+    for (int i = 0; i < height; i++) new (&links[i]) Link(nullptr);
+    char* entry = reinterpret_cast<char*>(links + height);
+    StashHeight(entry, height);
+    *buf = entry;
+    return entry;
+  }
+
+  void Insert(KeyHandle handle) override { InsertKey(handle); }
+  bool InsertKey(KeyHandle handle) override;
+  void InsertConcurrently(KeyHandle handle) override { InsertKeyConcurrently(handle); }
+  bool InsertKeyConcurrently(KeyHandle handle) override;
+
+  bool Contains(const char* entry) const override {
+    const char* found = FindGreaterOrEqual(EntryTarget{entry});
+    return found != nullptr && Compare(found, EntryTarget{entry}) == 0;
+  }
+
+  // Everything is in the memtable's arena, which RocksDB counts itself.
+  size_t ApproximateMemoryUsage() override { return 0; }
+
+  Iterator* GetIterator(rocksdb::Arena* arena) override;
+
+ private:
+  class Iter;
+
+  const char* head() const { return reinterpret_cast<const char*>(head_links_ + kMaxHeight); }
+
+  // <0, 0 or >0 as `entry` sorts before, with or after the target.
+  int Compare(const char* entry, const EntryTarget& target) const {
+    if (bytewise_) return CompareBytewise(InternalKeyOf(entry), InternalKeyOf(target.entry));
+    return compare_(entry, target.entry);
+  }
+  int Compare(const char* entry, const Slice& internal_key) const {
+    if (bytewise_) return CompareBytewise(InternalKeyOf(entry), internal_key);
+    return compare_(entry, internal_key);
+  }
+
+  // Walks `level` from `before` (head or a node before the target) to the last node before the
+  // target; *prev gets that node and *next its successor (the first at or after the target).
+  template <typename Target>
+  void FindInLevel(const Target& target, int level, const char* before, const char** prev,
+                   const char** next) const {
+    while (true) {
+      const char* node = NextOf(before, level);
+      if (node == nullptr) {
+        *next = nullptr;
+        break;
+      }
+      // The node after this one is where the walk goes if this one sorts before the target.
+      if (const char* after = NextOf(node, level)) __builtin_prefetch(LinkOf(after, level));
+      if (Compare(node, target) >= 0) {
+        *next = node;
+        break;
+      }
+      before = node;
+    }
+    *prev = before;
+  }
+
+  template <typename Target>
+  const char* FindGreaterOrEqual(const Target& target) const {
+    const char* prev = head();
+    const char* next = nullptr;
+    for (int level = max_height_.load(std::memory_order_relaxed) - 1; level >= 0; level--) {
+      FindInLevel(target, level, prev, &prev, &next);
+    }
+    return next;
+  }
+
+  // The last node before the target, or head().
+  template <typename Target>
+  const char* FindLessThan(const Target& target) const {
+    const char* prev = head();
+    const char* next;
+    for (int level = max_height_.load(std::memory_order_relaxed) - 1; level >= 0; level--) {
+      FindInLevel(target, level, prev, &prev, &next);
+    }
+    return prev;
+  }
+
+  const char* FindLast() const {
+    const char* node = head();
+    for (int level = max_height_.load(std::memory_order_relaxed) - 1; level >= 0; level--) {
+      while (const char* next = NextOf(node, level)) node = next;
+    }
+    return node;
+  }
+
+  int RaiseMaxHeight(int height) {
+    int max_height = max_height_.load(std::memory_order_relaxed);
+    while (height > max_height &&
+           !max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {
+    }
+    return std::max(height, max_height);
+  }
+
+  // The lowest level at which the last insert's neighbours still bracket `entry`, or
+  // `max_height` when the search must start from the top. Consecutive inserts next to each
+  // other (list pushes, ordered loads) then cost a few comparisons instead of a search.
+  int BracketingLevel(const char* entry, int max_height) const;
+
+  const KeyComparator& compare_;
+  const bool bytewise_;
+  std::atomic<int> max_height_{1};
+  Link head_links_[kMaxHeight];
+
+  // The single-writer path's splice: at each level, the nodes around the last insert.
+  int splice_height_ = 0;
+  const char* splice_prev_[kMaxHeight + 1];
+  const char* splice_next_[kMaxHeight + 1];
+  const char* last_insert_ = nullptr;
+};
+
+class SkipList::Iter final : public MemTableRep::Iterator {
+ public:
+  Iter(const SkipList* list, bool recycled) : list_(list), recycled_(recycled) {}
+  ~Iter() override {
+    if (recycled_) IteratorMemory::ForThisThread().Give(this);
+  }
+
+  bool Valid() const override { return node_ != nullptr; }
+  const char* key() const override { return node_; }
+  void Next() override { node_ = NextOf(node_, 0); }
+  void Prev() override { Settle(list_->FindLessThan(EntryTarget{node_})); }
+
+  void Seek(const Slice& internal_key, const char* memtable_key) override {
+    node_ = memtable_key != nullptr ? list_->FindGreaterOrEqual(EntryTarget{memtable_key})
+                                    : list_->FindGreaterOrEqual(internal_key);
+  }
+
+  void SeekForPrev(const Slice& internal_key, const char* memtable_key) override {
+    Seek(internal_key, memtable_key);
+    if (!Valid()) SeekToLast();
+    while (Valid() && (memtable_key != nullptr ? list_->Compare(node_, EntryTarget{memtable_key})
+                                               : list_->Compare(node_, internal_key)) > 0) {
+      Prev();
+    }
+  }
+
+  void SeekToFirst() override { node_ = NextOf(list_->head(), 0); }
+  void SeekToLast() override { Settle(list_->FindLast()); }
+
+ private:
+  void Settle(const char* node) { node_ = node == list_->head() ? nullptr : node; }
+
+  const SkipList* list_;
+  const bool recycled_;
+  const char* node_ = nullptr;
+};
+
+MemTableRep::Iterator* SkipList::GetIterator(rocksdb::Arena* arena) {
+  if (arena == nullptr) return new Iter(this, false);
+  return new (IteratorMemory::ForThisThread().Take(sizeof(Iter))) Iter(this, true);
+}
+
+int SkipList::BracketingLevel(const char* entry, int max_height) const {
+  if (splice_height_ < max_height) return max_height;  // the list grew taller since
+  for (int level = 0; level < max_height; level++) {
+    const char* prev = splice_prev_[level];
+    const char* next = splice_next_[level];
+    // A concurrent insert landed in between: a higher level may still bracket.
+    if (NextOf(prev, level) != next) continue;
+    bool after_prev = prev == head() || Compare(prev, EntryTarget{entry}) < 0;
+    bool before_next = next == nullptr || Compare(next, EntryTarget{entry}) >= 0;
+    return after_prev && before_next ? level : max_height;
+  }
+  return max_height;
+}
+
+bool SkipList::InsertKey(KeyHandle handle) {
+  const char* entry = static_cast<const char*>(handle);
+  int height = TakeHeight(entry);
+  int max_height = RaiseMaxHeight(height);
+  int level = BracketingLevel(entry, max_height);
+  if (level == max_height) {
+    splice_prev_[max_height] = head();
+    splice_next_[max_height] = nullptr;
+    splice_height_ = max_height;
+  }
+  EntryTarget target{entry};
+  for (int i = level - 1; i >= 0; i--) {
+    FindInLevel(target, i, splice_prev_[i + 1], &splice_prev_[i], &splice_next_[i]);
+  }
+  for (int i = 0; i < height; i++) {
+    // Levels above the bracketing one bracket too, unless a concurrent insert landed there.
+    if (i >= level && NextOf(splice_prev_[i], i) != splice_next_[i]) {
+      FindInLevel(target, i, splice_prev_[i], &splice_prev_[i], &splice_next_[i]);
+    }
+    if (i == 0 && splice_next_[0] != nullptr && Compare(splice_next_[0], target) == 0) {
+      return false;  // the same user key and sequence number is already here
+    }
+    LinkOf(entry, i)->store(splice_next_[i], std::memory_order_relaxed);
+    LinkOf(splice_prev_[i], i)->store(entry, std::memory_order_release);
+  }
+  // Keep the gap on the side the inserts are moving to: after the new node when keys ascend,
+  // before it when they descend (LPUSH writes ever smaller indexes).
+  bool descending = last_insert_ != nullptr && Compare(last_insert_, target) > 0;
+  for (int i = 0; i < height; i++) (descending ? splice_next_ : splice_prev_)[i] = entry;
+  last_insert_ = entry;
+  return true;
+}
+
+bool SkipList::InsertKeyConcurrently(KeyHandle handle) {
+  const char* entry = static_cast<const char*>(handle);
+  int height = TakeHeight(entry);
+  int max_height = RaiseMaxHeight(height);
+  EntryTarget target{entry};
+  const char* prev[kMaxHeight];
+  const char* next[kMaxHeight];
+  const char* before = head();
+  for (int i = max_height - 1; i >= 0; i--) {
+    FindInLevel(target, i, before, &prev[i], &next[i]);
+    before = prev[i];
+  }
+  // Bottom up, so that a reader that meets the node at some level finds it on every level below.
+  for (int i = 0; i < height; i++) {
+    while (true) {
+      if (i == 0 && next[0] != nullptr && Compare(next[0], target) == 0) return false;
+      LinkOf(entry, i)->store(next[i], std::memory_order_relaxed);
+      const char* expected = next[i];
+      if (LinkOf(prev[i], i)
+              ->compare_exchange_strong(expected, entry, std::memory_order_release,
+                                        std::memory_order_acquire)) {
+        break;
+      }
+      // Another writer linked a node into this gap: find the gap again from the same node.
+      FindInLevel(target, i, prev[i], &prev[i], &next[i]);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+rocksdb::MemTableRep* SkipListMemTableFactory::CreateMemTableRep(
+    const rocksdb::MemTableRep::KeyComparator& compare, rocksdb::Allocator* allocator,
+    const rocksdb::SliceTransform*, rocksdb::Logger*) {
+  return new SkipList(compare, allocator, bytewise_);
+}
+
+}  // namespace basalt

@@ -1,0 +1,40 @@
+// SkipListMemTableFactory: the memtable of every column family, a skip list of RocksDB's
+// encoded entries, the same structure as RocksDB's default memtable but built with this project.
+//
+// Why not RocksDB's own: Debian's librocksdb is built without NDEBUG, so its skip list runs its
+// assertions. Each step of a search makes two extra key comparisons and each insert makes four
+// more per level to re-check the result (memtable/inlineskiplist.h). A write of a random key is
+// mostly that search (docs/benchmarks.md, change 13), so this one is compiled with the project's
+// release flags instead. On column families that order user keys bytewise (all of Basalt's) keys
+// are also compared inline, not through RocksDB's three virtual calls per comparison.
+//
+// The contract is RocksDB's MemTableRep: readers run concurrently with writers; writers either
+// come one at a time (Insert) or concurrently with each other (InsertConcurrently, used when
+// RocksDB's write group has several writers). Entries are never removed; their memory comes from
+// the memtable's arena and goes with it. An entry that equals one already present (same user key
+// and sequence number) is refused, as RocksDB's skip list refuses it.
+#pragma once
+
+#include <rocksdb/memtablerep.h>
+
+namespace basalt {
+
+class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
+ public:
+  // bytewise: the column family's comparator is rocksdb::BytewiseComparator().
+  explicit SkipListMemTableFactory(bool bytewise) : bytewise_(bytewise) {}
+
+  using rocksdb::MemTableRepFactory::CreateMemTableRep;
+  rocksdb::MemTableRep* CreateMemTableRep(const rocksdb::MemTableRep::KeyComparator& compare,
+                                          rocksdb::Allocator* allocator,
+                                          const rocksdb::SliceTransform* prefix_extractor,
+                                          rocksdb::Logger* logger) override;
+  const char* Name() const override { return "BasaltSkipListFactory"; }
+  bool IsInsertConcurrentlySupported() const override { return true; }
+  bool CanHandleDuplicatedKey() const override { return true; }
+
+ private:
+  bool bytewise_;
+};
+
+}  // namespace basalt

@@ -1,0 +1,268 @@
+// SkipListMemTableFactory under a real RocksDB whose memtable never flushes during a test: every
+// read below is answered by the skip list. The results are checked against a std::map model:
+// point reads, forward and backward scans, Seek and SeekForPrev at random targets, reads at a
+// snapshot (several versions of one key ordered by sequence number), ascending and descending
+// insert runs (the splice the single writer reuses), concurrent writers, and both comparison
+// paths (inline bytewise and RocksDB's comparator).
+#include "storage/skiplist_memtable.h"
+
+#include <gtest/gtest.h>
+#include <rocksdb/comparator.h>
+#include <rocksdb/db.h>
+#include <rocksdb/statistics.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace basalt {
+namespace {
+
+using Model = std::map<std::string, std::string, std::less<>>;
+
+class SkipListMemTableTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/basalt-skiplist-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+
+  void TearDown() override {
+    db_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // bytewise_path: the factory compares keys inline (GetParam()) or through RocksDB.
+  void Open(bool concurrent_writes = false,
+            const rocksdb::Comparator* comparator = rocksdb::BytewiseComparator()) {
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    options.comparator = comparator;
+    options.write_buffer_size = 256 << 20;  // nothing reaches an SST file during a test
+    options.allow_concurrent_memtable_write = concurrent_writes;
+    options.memtable_factory = std::make_shared<SkipListMemTableFactory>(GetParam());
+    options.statistics = rocksdb::CreateDBStatistics();
+    statistics_ = options.statistics;
+    rocksdb::DB* db = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(options, dir_, &db).ok());
+    db_.reset(db);
+  }
+
+  void Put(const std::string& key, const std::string& value) {
+    ASSERT_TRUE(db_->Put(rocksdb::WriteOptions(), key, value).ok());
+    model_[key] = value;
+  }
+
+  void Delete(const std::string& key) {
+    ASSERT_TRUE(db_->Delete(rocksdb::WriteOptions(), key).ok());
+    model_.erase(key);
+  }
+
+  // Everything the model holds, read every way the memtable is read.
+  void ExpectMatchesModel(const Model& model, const rocksdb::Snapshot* snapshot = nullptr) {
+    rocksdb::ReadOptions read;
+    read.snapshot = snapshot;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read));
+    auto expected = model.begin();
+    for (it->SeekToFirst(); it->Valid(); it->Next(), ++expected) {
+      ASSERT_NE(expected, model.end()) << "extra key " << it->key().ToString();
+      ASSERT_EQ(it->key().ToString(), expected->first);
+      ASSERT_EQ(it->value().ToString(), expected->second);
+    }
+    ASSERT_TRUE(it->status().ok());
+    ASSERT_EQ(expected, model.end());
+
+    auto reverse = model.rbegin();
+    for (it->SeekToLast(); it->Valid(); it->Prev(), ++reverse) {
+      ASSERT_NE(reverse, model.rend());
+      ASSERT_EQ(it->key().ToString(), reverse->first);
+    }
+    ASSERT_EQ(reverse, model.rend());
+
+    for (const auto& [key, value] : model) {
+      std::string got;
+      ASSERT_TRUE(db_->Get(read, key, &got).ok()) << key;
+      ASSERT_EQ(got, value);
+    }
+
+    std::mt19937 rng(7);
+    for (int i = 0; i < 200; i++) {
+      std::string target = RandomKey(&rng);
+      std::string probe_absent;
+      if (!model.count(target)) {
+        ASSERT_TRUE(db_->Get(read, target, &probe_absent).IsNotFound()) << target;
+      }
+      it->Seek(target);
+      auto ge = model.lower_bound(target);
+      ASSERT_EQ(it->Valid(), ge != model.end()) << target;
+      if (it->Valid()) {
+        ASSERT_EQ(it->key().ToString(), ge->first);
+      }
+      it->SeekForPrev(target);
+      auto le = model.upper_bound(target);
+      ASSERT_EQ(it->Valid(), le != model.begin()) << target;
+      if (it->Valid()) {
+        ASSERT_EQ(it->key().ToString(), std::prev(le)->first);
+      }
+    }
+  }
+
+  static std::string RandomKey(std::mt19937* rng) {
+    // Short keys sharing prefixes, so that user keys often compare equal up to their length.
+    static const char kAlphabet[] = "abc";
+    std::string key = "k";
+    int length = static_cast<int>((*rng)() % 5);
+    for (int i = 0; i < length; i++) key.push_back(kAlphabet[(*rng)() % 3]);
+    return key;
+  }
+
+  std::string dir_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::shared_ptr<rocksdb::Statistics> statistics_;
+  Model model_;
+};
+
+TEST_P(SkipListMemTableTest, RandomWritesAgreeWithAModel) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  std::mt19937 rng(42);
+  for (int round = 0; round < 5; round++) {
+    for (int i = 0; i < 2000; i++) {
+      std::string key = RandomKey(&rng);
+      if (rng() % 4 == 0) {
+        ASSERT_NO_FATAL_FAILURE(Delete(key));
+      } else {
+        ASSERT_NO_FATAL_FAILURE(Put(key, std::to_string(rng())));
+      }
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+  }
+  std::string entries;
+  ASSERT_TRUE(db_->GetProperty("rocksdb.num-entries-active-mem-table", &entries));
+  EXPECT_EQ(entries, "10000");  // every write is still in the skip list
+}
+
+TEST_P(SkipListMemTableTest, SnapshotsSeeTheVersionOfTheirTime) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  std::mt19937 rng(5);
+  std::vector<std::pair<const rocksdb::Snapshot*, Model>> snapshots;
+  for (int round = 0; round < 6; round++) {
+    for (int i = 0; i < 300; i++) {
+      std::string key = RandomKey(&rng);
+      if (rng() % 3 == 0) {
+        ASSERT_NO_FATAL_FAILURE(Delete(key));
+      } else {
+        ASSERT_NO_FATAL_FAILURE(Put(key, "r" + std::to_string(round) + "-" + std::to_string(i)));
+      }
+    }
+    snapshots.emplace_back(db_->GetSnapshot(), model_);
+  }
+  for (auto& [snapshot, model] : snapshots) {
+    ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model, snapshot));
+    db_->ReleaseSnapshot(snapshot);
+  }
+}
+
+TEST_P(SkipListMemTableTest, AscendingAndDescendingRunsInterleaved) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  // Two lists growing at both ends, pushes alternating between them, the way LPUSH and RPUSH
+  // write indexes: each run of inserts lands next to the previous one.
+  for (int i = 0; i < 3000; i++) {
+    char index[16];
+    snprintf(index, sizeof(index), "%08d", 50000 - i);
+    ASSERT_NO_FATAL_FAILURE(Put(std::string("left:") + index, "v"));
+    snprintf(index, sizeof(index), "%08d", 50000 + i);
+    ASSERT_NO_FATAL_FAILURE(Put(std::string("right:") + index, "v"));
+    if (i % 7 == 0) {
+      ASSERT_NO_FATAL_FAILURE(Put("middle:" + std::to_string(i), "v"));
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+}
+
+std::string WriterKey(int writer, uint32_t n) {
+  char key[32];
+  snprintf(key, sizeof(key), "w%d:%u", writer, n);
+  return key;
+}
+
+TEST_P(SkipListMemTableTest, ConcurrentWritersLoseNothing) {
+  ASSERT_NO_FATAL_FAILURE(Open(/*concurrent_writes=*/true));
+  // Writers go on until enough of their writes joined another writer's group (with concurrent
+  // memtable writes on, each such write went through InsertConcurrently), within a bound.
+  constexpr int kWriters = 4, kMinBatches = 300, kMaxBatches = 50000, kPerBatch = 8;
+  constexpr uint64_t kGroupedWrites = 200;
+  std::atomic<bool> done{false};
+  std::atomic<int> disorder{0};
+  std::thread reader([&] {
+    while (!done.load()) {
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+      std::string last;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        if (!last.empty() && it->key().ToString() <= last) disorder++;
+        last = it->key().ToString();
+      }
+    }
+  });
+  std::vector<int> batches(kWriters, 0);
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; w++) {
+    writers.emplace_back([&, w] {
+      std::mt19937 rng(w);
+      while (batches[w] < kMaxBatches &&
+             (batches[w] < kMinBatches ||
+              statistics_->getTickerCount(rocksdb::WRITE_DONE_BY_OTHER) < kGroupedWrites)) {
+        rocksdb::WriteBatch batch;
+        for (int i = 0; i < kPerBatch; i++) batch.Put(WriterKey(w, rng()), "v");
+        ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
+        batches[w]++;
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  done = true;
+  reader.join();
+  EXPECT_EQ(disorder.load(), 0);
+  EXPECT_GE(statistics_->getTickerCount(rocksdb::WRITE_DONE_BY_OTHER), kGroupedWrites);
+  for (int w = 0; w < kWriters; w++) {
+    std::mt19937 rng(w);
+    for (int i = 0; i < batches[w] * kPerBatch; i++) {
+      model_.emplace(WriterKey(w, rng()), std::string(1, 'v'));
+    }
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+}
+
+// Only RocksDB's comparator knows a non-bytewise order; the engine passes bytewise=false for it.
+TEST(SkipListMemTableComparator, ReverseOrderThroughRocksDBComparator) {
+  char tmpl[] = "/tmp/basalt-skiplist-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.comparator = rocksdb::ReverseBytewiseComparator();
+  options.memtable_factory = std::make_shared<SkipListMemTableFactory>(false);
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(options, tmpl, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  for (const char* key : {"b", "a", "c", "ab"}) ASSERT_TRUE(db->Put({}, key, key).ok());
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator({}));
+  std::string order;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) order += it->key().ToString() + " ";
+  EXPECT_EQ(order, "c b ab a ");
+  it.reset();
+  db.reset();
+  std::filesystem::remove_all(tmpl);
+}
+
+INSTANTIATE_TEST_SUITE_P(BothComparisonPaths, SkipListMemTableTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Bytewise" : "RocksDB"; });
+
+}  // namespace
+}  // namespace basalt
