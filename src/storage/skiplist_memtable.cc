@@ -1,5 +1,7 @@
 #include "storage/skiplist_memtable.h"
 
+#include <rocksdb/version.h>
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -89,6 +91,15 @@ int CompareBytewise(const Slice& a, const Slice& b) {
   return trailer_a > trailer_b ? -1 : (trailer_a < trailer_b ? 1 : 0);
 }
 
+// RocksDB's LookupKey (db/dbformat.h, not a public header) begins, as LevelDB's does, with
+// pointers to its length-prefixed internal key, to the internal key, and to the end. Its first
+// pointer is a search target in entry form. Every memtable Get in the unit tests goes through
+// this, so a different layout fails them all.
+static_assert(ROCKSDB_MAJOR == 7, "re-check LookupKey's layout for this RocksDB version");
+const char* MemtableKeyOf(const rocksdb::LookupKey& lookup) {
+  return reinterpret_cast<const char* const*>(&lookup)[0];
+}
+
 // A search target: another encoded entry, or a bare internal key.
 struct EntryTarget {
   const char* entry;
@@ -164,6 +175,13 @@ class SkipList final : public MemTableRep {
   bool Contains(const char* entry) const override {
     const char* found = FindGreaterOrEqual(EntryTarget{entry});
     return found != nullptr && Compare(found, EntryTarget{entry}) == 0;
+  }
+
+  // RocksDB's default Get walks an iterator it never frees; this one walks the list itself.
+  void Get(const rocksdb::LookupKey& lookup, void* callback_args,
+           bool (*callback_func)(void* arg, const char* entry)) override {
+    const char* entry = FindGreaterOrEqual(EntryTarget{MemtableKeyOf(lookup)});
+    while (entry != nullptr && callback_func(callback_args, entry)) entry = NextOf(entry, 0);
   }
 
   // Everything is in the memtable's arena, which RocksDB counts itself.
