@@ -206,9 +206,11 @@ class SkipList final : public MemTableRep {
 
   // Walks `level` from `before` (head or a node before the target) to the last node before the
   // target; *prev gets that node and *next its successor (the first at or after the target).
+  // `bound`, when known, is a node at or after the target (the level above's answer): reaching
+  // it ends the walk without comparing it again.
   template <typename Target>
   void FindInLevel(const Target& target, int level, const char* before, const char** prev,
-                   const char** next) const {
+                   const char** next, const char* bound = nullptr) const {
     while (true) {
       const char* node = NextOf(before, level);
       if (node == nullptr) {
@@ -217,7 +219,7 @@ class SkipList final : public MemTableRep {
       }
       // The node after this one is where the walk goes if this one sorts before the target.
       if (const char* after = NextOf(node, level)) __builtin_prefetch(LinkOf(after, level));
-      if (Compare(node, target) >= 0) {
+      if (node == bound || Compare(node, target) >= 0) {
         *next = node;
         break;
       }
@@ -231,7 +233,7 @@ class SkipList final : public MemTableRep {
     const char* prev = head();
     const char* next = nullptr;
     for (int level = max_height_.load(std::memory_order_relaxed) - 1; level >= 0; level--) {
-      FindInLevel(target, level, prev, &prev, &next);
+      FindInLevel(target, level, prev, &prev, &next, next);
     }
     return next;
   }
@@ -240,9 +242,9 @@ class SkipList final : public MemTableRep {
   template <typename Target>
   const char* FindLessThan(const Target& target) const {
     const char* prev = head();
-    const char* next;
+    const char* next = nullptr;
     for (int level = max_height_.load(std::memory_order_relaxed) - 1; level >= 0; level--) {
-      FindInLevel(target, level, prev, &prev, &next);
+      FindInLevel(target, level, prev, &prev, &next, next);
     }
     return prev;
   }
@@ -348,7 +350,8 @@ bool SkipList::InsertKey(KeyHandle handle) {
   }
   EntryTarget target{entry};
   for (int i = level - 1; i >= 0; i--) {
-    FindInLevel(target, i, splice_prev_[i + 1], &splice_prev_[i], &splice_next_[i]);
+    FindInLevel(target, i, splice_prev_[i + 1], &splice_prev_[i], &splice_next_[i],
+                splice_next_[i + 1]);
   }
   for (int i = 0; i < height; i++) {
     // Levels above the bracketing one bracket too, unless a concurrent insert landed there.
@@ -377,9 +380,11 @@ bool SkipList::InsertKeyConcurrently(KeyHandle handle) {
   const char* prev[kMaxHeight];
   const char* next[kMaxHeight];
   const char* before = head();
+  const char* bound = nullptr;
   for (int i = max_height - 1; i >= 0; i--) {
-    FindInLevel(target, i, before, &prev[i], &next[i]);
+    FindInLevel(target, i, before, &prev[i], &next[i], bound);
     before = prev[i];
+    bound = next[i];
   }
   // Bottom up, so that a reader that meets the node at some level finds it on every level below.
   for (int i = 0; i < height; i++) {
