@@ -228,25 +228,17 @@ class SkipList final : public MemTableRep {
     *prev = before;
   }
 
+  // The first node at or after the target (nullptr if none); *before, if given, gets the last
+  // node before the target (head() if none).
   template <typename Target>
-  const char* FindGreaterOrEqual(const Target& target) const {
+  const char* FindGreaterOrEqual(const Target& target, const char** before = nullptr) const {
     const char* prev = head();
     const char* next = nullptr;
     for (int level = max_height_.load(std::memory_order_relaxed) - 1; level >= 0; level--) {
       FindInLevel(target, level, prev, &prev, &next, next);
     }
+    if (before != nullptr) *before = prev;
     return next;
-  }
-
-  // The last node before the target, or head().
-  template <typename Target>
-  const char* FindLessThan(const Target& target) const {
-    const char* prev = head();
-    const char* next = nullptr;
-    for (int level = max_height_.load(std::memory_order_relaxed) - 1; level >= 0; level--) {
-      FindInLevel(target, level, prev, &prev, &next, next);
-    }
-    return prev;
   }
 
   const char* FindLast() const {
@@ -292,7 +284,11 @@ class SkipList::Iter final : public MemTableRep::Iterator {
   bool Valid() const override { return node_ != nullptr; }
   const char* key() const override { return node_; }
   void Next() override { node_ = NextOf(node_, 0); }
-  void Prev() override { Settle(list_->FindLessThan(EntryTarget{node_})); }
+  void Prev() override {
+    const char* before;
+    list_->FindGreaterOrEqual(EntryTarget{node_}, &before);
+    Settle(before);
+  }
 
   void Seek(const Slice& internal_key, const char* memtable_key) override {
     node_ = memtable_key != nullptr ? list_->FindGreaterOrEqual(EntryTarget{memtable_key})
