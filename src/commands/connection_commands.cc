@@ -349,8 +349,8 @@ constexpr uint32_t kConn = kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast;
 const std::vector<CommandSpec> kConnectionCommands = {
     {"ping", -1, kCmdFast | kCmdPubSubContext, 0, 0, 0, PingCommand, "connection",
      "Returns the server's liveliness response.", "@fast @connection"},
-    {"echo", 2, kCmdFast, 0, 0, 0, EchoCommand, "connection", "Returns the given string.",
-     "@fast @connection"},
+    {"echo", 2, kCmdFast | kCmdLoading | kCmdStale, 0, 0, 0, EchoCommand, "connection",
+     "Returns the given string.", "@fast @connection"},
     {"auth", -2, kConn | kCmdAllowBusy | kCmdNoAuth | kCmdSkipSlowlog, 0, 0, 0, AuthCommand,
      "connection", "Authenticates the connection.", "@fast @connection"},
     {"hello", -1, kConn | kCmdAllowBusy | kCmdNoAuth | kCmdSkipSlowlog, 0, 0, 0, HelloCommand,

@@ -46,17 +46,20 @@ void ReplyCategories(Reply& r, std::string_view text) {
 }
 
 void ReplyCommandInfo(Reply& r, const CommandSpec& spec) {
+  const auto& subcommands = CommandTable::Get().Subcommands(spec);
+  // A container that runs only through a subcommand (CONFIG, OBJECT; not COMMAND) has, as in
+  // Redis, no flags or keys of its own: its subcommands' entries carry them.
+  bool bare_container = !subcommands.empty() && spec.arity == -2;
   r.Array(10);
   r.Bulk(spec.name);
   r.Integer(spec.arity);
-  ReplyFlags(r, spec.flags);
-  r.Integer(spec.first_key);
-  r.Integer(spec.last_key);
-  r.Integer(spec.key_step);
+  ReplyFlags(r, bare_container ? 0 : spec.flags);
+  r.Integer(bare_container ? 0 : spec.first_key);
+  r.Integer(bare_container ? 0 : spec.last_key);
+  r.Integer(bare_container ? 0 : spec.key_step);
   ReplyCategories(r, spec.acl_categories);
   r.Set(0);    // tips
   r.Array(0);  // key specifications
-  const auto& subcommands = CommandTable::Get().Subcommands(spec);
   r.Array(subcommands.size());
   for (const SubcommandSpec& sub : subcommands) {
     std::string_view categories(sub.acl_categories, sub.acl_categories_len);

@@ -127,7 +127,8 @@ const std::vector<CommandSpec> kBlockingListCommands = {
      "Removes and returns the last element in a list. Blocks until an element is available "
      "otherwise. Deletes the list if the last element was popped.",
      "@write @list @slow @blocking"},
-    {"blmpop", -5, kBlocking | kCmdMovableKeys, 3, 3, 1, BLMPopCommand, "list",
+    // Unlike the other blocking pops, Redis 7.0 lets scripts call BLMPOP; there it does not block.
+    {"blmpop", -5, kCmdWrite | kCmdBlocking | kCmdMovableKeys, 0, 0, 0, BLMPopCommand, "list",
      "Pops the first element from one of multiple lists. Blocks until an element is available "
      "otherwise. Deletes the list if the last element was popped.",
      "@write @list @slow @blocking", BLMPopKeys},

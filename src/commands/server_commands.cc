@@ -242,9 +242,10 @@ const std::vector<CommandSpec> kServerCommands = {
      "Returns the server time.", "@fast"},
     {"lastsave", 1, kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, LastSaveCommand, "server",
      "Returns the Unix timestamp of the last successful save to disk.", "@admin @fast @dangerous"},
-    {"save", 1, kAdm, 0, 0, 0, SaveCommand, "server",
+    // As in Redis 7.0: neither is served by a stale replica, and SAVE is refused inside MULTI.
+    {"save", 1, kCmdAdmin | kCmdNoScript | kCmdNoMulti, 0, 0, 0, SaveCommand, "server",
      "Flushes memtables to disk (data is always persisted).", "@admin @slow @dangerous"},
-    {"bgsave", -1, kAdm, 0, 0, 0, BgSaveCommand, "server",
+    {"bgsave", -1, kCmdAdmin | kCmdNoScript, 0, 0, 0, BgSaveCommand, "server",
      "Flushes memtables to disk (data is always persisted).", "@admin @slow @dangerous"},
     {"shutdown", -1, kAdm | kCmdNoMulti | kCmdAllowBusy, 0, 0, 0, ShutdownCommand, "server",
      "Synchronously saves the database(s) to disk and shuts down the server.",

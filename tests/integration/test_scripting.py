@@ -309,6 +309,15 @@ def test_commands_not_allowed_from_scripts(c, args):
     assert ev(c, body) == ("-", script_error("ERR This Redis command is not allowed from script", body))
 
 
+def test_blmpop_from_a_script_pops_without_blocking(c):
+    # Redis 7.0 refuses BLPOP in scripts but runs BLMPOP there, as a non-blocking LMPOP.
+    c.call("DEL", "bq")
+    body = "return redis.call('blmpop', 0, 1, KEYS[1], 'LEFT')"
+    assert ev(c, body, "bq", numkeys=1) == ("$", None)
+    c.call("RPUSH", "bq", "a", "b")
+    assert ev(c, body, "bq", numkeys=1) == ("*", [("$", b"bq"), ("*", [("$", b"a")])])
+
+
 SCRIPT_ERRORS = [
     ("error('boom')", "ERR user_script:1: boom", 1),
     ("error({err='custom'})", "custom", 1),

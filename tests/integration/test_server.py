@@ -335,6 +335,7 @@ def test_info_names_the_allocator_the_server_runs_with(server, r):
         assert allocator == "libc"
 
 
+@pytest.mark.basalt_only
 def test_info_reports_hardware_crc32c_where_the_cpu_has_it(server, r):
     """RocksDB's CRC32C runs on the crc32 instruction (storage/crc32c.h) when the CPU has SSE4.2,
     and the server says so."""
@@ -561,6 +562,29 @@ def test_command_info_movablekeys_and_blocking_flags(c, name):
     flags = set(plain(v[0][1][2]))
     assert (b"movablekeys" in flags) == (name in MOVABLE_KEYS)
     assert (b"blocking" in flags) == (name in BLOCKING)
+
+
+@pytest.mark.parametrize("name,flags,keys", [
+    # Containers that run only through a subcommand show no flags or keys of their own.
+    ("config", [], [0, 0, 0]),
+    ("object", [], [0, 0, 0]),
+    ("client", [], [0, 0, 0]),
+    ("blmpop", [b"write", b"blocking", b"movablekeys"], [0, 0, 0]),
+    ("echo", [b"loading", b"stale", b"fast"], [0, 0, 0]),
+    ("save", [b"admin", b"noscript", b"no_async_loading", b"no_multi"], [0, 0, 0]),
+])
+def test_command_info_flags_and_keys_as_redis_shows_them(c, name, flags, keys):
+    t, v = c.call("COMMAND", "INFO", name)
+    entry = v[0][1]
+    # no_async_loading is a Redis state Basalt does not have (it never loads asynchronously).
+    assert set(plain(entry[2])) - {b"no_async_loading"} == set(flags) - {b"no_async_loading"}
+    assert [entry[i][1] for i in (3, 4, 5)] == keys
+
+
+def test_save_is_refused_inside_multi(c):
+    assert c.call("MULTI") == ("+", b"OK")
+    assert c.call("SAVE") == ("-", "ERR Command not allowed inside a transaction")
+    assert c.call("EXEC") == ("-", "EXECABORT Transaction discarded because of previous errors.")
 
 
 def test_command_info_unknown_is_nil(c):
