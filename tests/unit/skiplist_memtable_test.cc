@@ -40,12 +40,10 @@ class SkipListMemTableTest : public ::testing::TestWithParam<bool> {
     std::filesystem::remove_all(dir_, ec);
   }
 
-  // bytewise_path: the factory compares keys inline (GetParam()) or through RocksDB.
-  void Open(bool concurrent_writes = false,
-            const rocksdb::Comparator* comparator = rocksdb::BytewiseComparator()) {
+  // GetParam(): the factory compares keys inline (true) or through RocksDB's comparator.
+  void Open(bool concurrent_writes = false) {
     rocksdb::Options options;
     options.create_if_missing = true;
-    options.comparator = comparator;
     options.write_buffer_size = 256 << 20;  // nothing reaches an SST file during a test
     options.allow_concurrent_memtable_write = concurrent_writes;
     options.memtable_factory = std::make_shared<SkipListMemTableFactory>(GetParam());
