@@ -1,5 +1,6 @@
 // SkipListMemTableFactory: the memtable of every column family, a skip list of RocksDB's
-// encoded entries, the same structure as RocksDB's default memtable but built with this project.
+// encoded entries, the structure of RocksDB's default memtable but built with this project (and
+// with twice as many levels, each half as sparse, which suits a list larger than the CPU cache).
 //
 // Why not RocksDB's own: Debian's librocksdb is built without NDEBUG, so its skip list runs its
 // assertions. Each step of a search makes two extra key comparisons and each insert makes four
