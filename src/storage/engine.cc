@@ -297,8 +297,10 @@ Status Engine::ApplyLiveOption(const std::string& name, const std::string& value
     return s.ok() ? Status::OK() : Status::InvalidArgument(s.ToString());
   }
   bool blob_option = opt_name.find("blob") != std::string::npos;
+  bool bloom_option = name == "rocksdb.memtable-prefix-bloom-ratio";
   for (int i = 0; i < kColumnFamilyCount; i++) {
     if (blob_option && !IsBlobColumnFamily(i)) continue;
+    if (bloom_option && !ServesPointReads(static_cast<ColumnFamily>(i))) continue;
     rocksdb::Status s = db_->SetOptions(handles_[i], {{opt_name, opt_value}});
     if (!s.ok()) return Status::InvalidArgument(s.ToString());
   }

@@ -162,9 +162,23 @@ EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& 
       default:
         break;
     }
+    if (!ServesPointReads(cf)) o.memtable_prefix_bloom_size_ratio = 0;
     out.column_families.emplace_back(ColumnFamilyName(cf), o);
   }
   return out;
+}
+
+bool ServesPointReads(ColumnFamily cf) {
+  switch (cf) {
+    case ColumnFamily::kMetadata:
+    case ColumnFamily::kSubkey:
+    case ColumnFamily::kExpire:
+    case ColumnFamily::kCounters:
+    case ColumnFamily::kLargeValue:
+      return true;
+    default:  // kDefault (unused), kZsetScore, kPubsub, kPropagate: scanned in order
+      return false;
+  }
 }
 
 bool MapLiveOption(const std::string& name, const std::string& value, bool* is_db_option,
