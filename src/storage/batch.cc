@@ -1,6 +1,51 @@
 #include "storage/batch.h"
 
+#include <glog/logging.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace basalt {
+namespace {
+
+uint32_t BitOf(ColumnFamily cf) {
+  return 1u << static_cast<int>(cf);
+}
+
+// The Puts and Deletes of one column family in a write batch, in order. The other kinds of
+// entry are passed over (RocksDB's default handler refuses them), whatever their family: the
+// family collected never has them while its writes are unindexed, since a merge or range on it
+// indexes its writes first.
+class FamilyWrites : public rocksdb::WriteBatch::Handler {
+ public:
+  explicit FamilyWrites(uint32_t cf_id) : cf_id_(cf_id) {}
+  rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key,
+                        const rocksdb::Slice& value) override {
+    if (cf == cf_id_) writes.push_back({key.ToString(), value.ToString()});
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+    if (cf == cf_id_) writes.push_back({key.ToString(), std::nullopt});
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+    return DeleteCF(cf, key);
+  }
+  rocksdb::Status MergeCF(uint32_t, const rocksdb::Slice&, const rocksdb::Slice&) override {
+    return rocksdb::Status::OK();
+  }
+  rocksdb::Status DeleteRangeCF(uint32_t, const rocksdb::Slice&, const rocksdb::Slice&) override {
+    return rocksdb::Status::OK();
+  }
+  std::vector<std::pair<std::string, std::optional<std::string>>> writes;
+
+ private:
+  uint32_t cf_id_;
+};
+
+}  // namespace
 
 Batch::Batch(Engine* engine)
     : engine_(engine), batch_(rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/true) {}
@@ -14,6 +59,7 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
       return rocksdb::Status::OK();
     }
   }
+  IndexWritesOf(cf);
   // Most commands read before they write anything: then there is nothing to layer, and the
   // batch's index lookup and merge handling are skipped.
   if (batch_.GetWriteBatch()->Count() == 0 ||
@@ -28,12 +74,22 @@ void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice
     pending_metadata_[key.ToString()] = value.ToString();
     return;
   }
+  if (WritesUnindexed(cf)) {
+    unindexed_families_ |= BitOf(cf);
+    batch_.GetWriteBatch()->Put(engine_->cf(cf), key, value);
+    return;
+  }
   batch_.Put(engine_->cf(cf), key, value);
 }
 
 void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
   if (cf == ColumnFamily::kMetadata) {
     pending_metadata_[key.ToString()] = std::nullopt;
+    return;
+  }
+  if (WritesUnindexed(cf)) {
+    unindexed_families_ |= BitOf(cf);
+    batch_.GetWriteBatch()->Delete(engine_->cf(cf), key);
     return;
   }
   batch_.Delete(engine_->cf(cf), key);
@@ -44,6 +100,7 @@ void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Sli
     FlushPendingMetadata();
     metadata_in_index_ = true;
   }
+  IndexWritesOf(cf);
   batch_.Merge(engine_->cf(cf), key, value);
 }
 
@@ -52,6 +109,7 @@ void Batch::DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rock
     FlushPendingMetadata();
     metadata_in_index_ = true;
   }
+  IndexWritesOf(cf);  // rewritten later, they would land after the range and survive it
   batch_.GetWriteBatch()->DeleteRange(engine_->cf(cf), begin, end);
 }
 
@@ -69,6 +127,29 @@ void Batch::FlushPendingMetadata() {
   pending_metadata_.clear();
 }
 
+bool Batch::WritesUnindexed(ColumnFamily cf) const {
+  return (cf == ColumnFamily::kSubkey || cf == ColumnFamily::kZsetScore) &&
+         (indexed_families_ & BitOf(cf)) == 0;
+}
+
+void Batch::IndexWritesOf(ColumnFamily cf) {
+  indexed_families_ |= BitOf(cf);
+  if ((unindexed_families_ & BitOf(cf)) == 0) return;
+  unindexed_families_ &= ~BitOf(cf);
+  rocksdb::ColumnFamilyHandle* handle = engine_->cf(cf);
+  FamilyWrites found(handle->GetID());
+  // Iterating a batch in memory fails only on a malformed one, which this class never builds.
+  rocksdb::Status s = batch_.GetWriteBatch()->Iterate(&found);
+  CHECK(s.ok()) << s.ToString();
+  for (const auto& [key, value] : found.writes) {
+    if (value) {
+      batch_.Put(handle, key, *value);
+    } else {
+      batch_.Delete(handle, key);
+    }
+  }
+}
+
 rocksdb::Status Batch::AppendPendingMetadataUnindexed() {
   rocksdb::WriteBatch* raw = batch_.GetWriteBatch();
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(ColumnFamily::kMetadata);
@@ -84,6 +165,7 @@ rocksdb::Status Batch::AppendPendingMetadataUnindexed() {
 std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
                                                       rocksdb::ReadOptions* options) {
   if (cf == ColumnFamily::kMetadata) FlushPendingMetadata();
+  IndexWritesOf(cf);
   rocksdb::Iterator* base = engine_->db()->NewIterator(*options, engine_->cf(cf));
   // Nothing pending: the database iterator alone, without the base/delta merging on every
   // step (an LRANGE of 100 elements takes 100 of them). Like the merged iterator, it does not
@@ -99,6 +181,7 @@ rocksdb::Status Batch::Commit() {
   if (s.ok() && !empty()) s = engine_->Write(batch_.GetWriteBatch());
   batch_.Clear();
   metadata_in_index_ = false;
+  indexed_families_ = unindexed_families_ = 0;
   return s;
 }
 
@@ -106,6 +189,7 @@ void Batch::Clear() {
   batch_.Clear();
   pending_metadata_.clear();
   metadata_in_index_ = false;
+  indexed_families_ = unindexed_families_ = 0;
 }
 
 }  // namespace basalt

@@ -9,6 +9,12 @@
 // metadata once per command (sixteen LPUSHes, sixteen new sizes), and only the last value has
 // to reach the WAL and the memtable. They wait in a small map, which Get consults first, until
 // Commit(), an iterator over `metadata` or a ranged operation on it writes them into the batch.
+//
+// Writes to `subkey` and `zset_score` skip the batch's index until the batch first reads that
+// family: a write group of pushes never reads back the elements it writes, and indexing each one
+// is an insert into RocksDB's index skip list (docs/benchmarks.md, change 14). The first read
+// (or range delete) of the family indexes its writes so far by writing them again, which leaves
+// the same state since they are only Puts and Deletes; from then on its writes are indexed.
 #pragma once
 
 #include <rocksdb/utilities/write_batch_with_index.h>
@@ -47,6 +53,10 @@ class Batch {
   void FlushPendingMetadata();
   // The same at commit time, straight into the write batch: its index is about to be dropped.
   rocksdb::Status AppendPendingMetadataUnindexed();
+  // Whether writes to `cf` bypass the index for now.
+  bool WritesUnindexed(ColumnFamily cf) const;
+  // Makes `cf`'s writes so far visible to reads of the batch, and indexes its later ones.
+  void IndexWritesOf(ColumnFamily cf);
 
   Engine* engine_;
   rocksdb::WriteBatchWithIndex batch_;
@@ -56,6 +66,9 @@ class Batch {
   // a merge or range): until then a metadata read needs only pending_metadata_ and the engine,
   // whose metadata cache answers it.
   bool metadata_in_index_ = false;
+  // Bit per column family: its writes now go through the index / some of its writes did not.
+  uint32_t indexed_families_ = 0;
+  uint32_t unindexed_families_ = 0;
 };
 
 }  // namespace basalt

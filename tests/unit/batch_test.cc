@@ -1,6 +1,7 @@
-// Batch: read-your-writes over a real RocksDB, and the coalescing of `metadata` writes (only the
+// Batch: read-your-writes over a real RocksDB, the coalescing of `metadata` writes (only the
 // last write of each metadata key reaches the WAL, yet every read, iterator and range operation
-// sees the batch's writes in the order they were made).
+// sees the batch's writes in the order they were made), and `subkey`/`zset_score` writes that
+// are indexed only once the batch reads their family.
 #include "storage/batch.h"
 
 #include <gtest/gtest.h>
@@ -16,24 +17,22 @@
 namespace basalt {
 namespace {
 
-// Counts the entries per column family that a committed batch wrote to the WAL.
+// Lists the entries of one column family that committed batches wrote to the WAL.
 class WalCounter : public rocksdb::WriteBatch::Handler {
  public:
-  explicit WalCounter(uint32_t metadata_cf) : metadata_cf_(metadata_cf) {}
+  explicit WalCounter(uint32_t cf) : cf_(cf) {}
   rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice&) override {
-    if (cf == metadata_cf_)
-      metadata_writes.push_back(std::string("put ").append(key.data(), key.size()));
+    if (cf == cf_) writes.push_back(std::string("put ").append(key.data(), key.size()));
     return rocksdb::Status::OK();
   }
   rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
-    if (cf == metadata_cf_)
-      metadata_writes.push_back(std::string("delete ").append(key.data(), key.size()));
+    if (cf == cf_) writes.push_back(std::string("delete ").append(key.data(), key.size()));
     return rocksdb::Status::OK();
   }
-  std::vector<std::string> metadata_writes;
+  std::vector<std::string> writes;
 
  private:
-  uint32_t metadata_cf_;
+  uint32_t cf_;
 };
 
 class BatchTest : public KeyspaceFixture {
@@ -47,15 +46,28 @@ class BatchTest : public KeyspaceFixture {
     return s.ok() ? value : s.ToString();
   }
 
-  // The metadata writes of everything committed since `start`.
-  std::vector<std::string> MetadataWritesSince(rocksdb::SequenceNumber start) {
+  // The writes to `cf` of everything committed since `start`.
+  std::vector<std::string> WritesSince(rocksdb::SequenceNumber start,
+                                       ColumnFamily cf = ColumnFamily::kMetadata) {
     std::unique_ptr<rocksdb::TransactionLogIterator> it;
     EXPECT_TRUE(engine()->db()->GetUpdatesSince(start, &it).ok());
-    WalCounter counter(engine()->cf(ColumnFamily::kMetadata)->GetID());
+    WalCounter counter(engine()->cf(cf)->GetID());
     for (; it->Valid(); it->Next()) {
       EXPECT_TRUE(it->GetBatch().writeBatchPtr->Iterate(&counter).ok());
     }
-    return counter.metadata_writes;
+    return counter.writes;
+  }
+
+  rocksdb::SequenceNumber NextSequence() { return engine()->db()->GetLatestSequenceNumber() + 1; }
+
+  std::vector<std::string> Scan(Batch& batch, ColumnFamily cf) {
+    rocksdb::ReadOptions options;
+    auto it = batch.NewIterator(cf, &options);
+    std::vector<std::string> seen;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      seen.push_back(it->key().ToString() + "=" + it->value().ToString());
+    }
+    return seen;
   }
 };
 
@@ -78,7 +90,7 @@ TEST_F(BatchTest, RepeatedMetadataWritesReachTheWalOnce) {
   EXPECT_EQ(Read(ColumnFamily::kMetadata, "hot"), "v15");
   EXPECT_EQ(Read(ColumnFamily::kMetadata, "gone"), "(none)");
   EXPECT_EQ(Read(ColumnFamily::kSubkey, "member"), "m");
-  std::vector<std::string> writes = MetadataWritesSince(start);
+  std::vector<std::string> writes = WritesSince(start);
   std::sort(writes.begin(), writes.end());
   EXPECT_EQ(writes, (std::vector<std::string>{"delete gone", "put hot"}));
 }
@@ -108,6 +120,95 @@ TEST_F(BatchTest, PendingMetadataIsSeenByIteratorsAndRanges) {
   EXPECT_EQ(Read(ColumnFamily::kMetadata, "a"), "(none)");
   EXPECT_EQ(Read(ColumnFamily::kMetadata, "c"), "(none)");
   EXPECT_EQ(Read(ColumnFamily::kMetadata, "d"), "3");
+}
+
+TEST_F(BatchTest, WritesBeforeTheFirstReadAreSeenByIt) {
+  Batch seed(engine());
+  seed.Put(ColumnFamily::kSubkey, "old", "o");
+  ASSERT_TRUE(seed.Commit().ok());
+
+  rocksdb::SequenceNumber start = NextSequence();
+  Batch batch(engine());
+  batch.Put(ColumnFamily::kSubkey, "a", "1");
+  batch.Put(ColumnFamily::kSubkey, "b", "1");
+  batch.Put(ColumnFamily::kSubkey, "a", "2");
+  batch.Delete(ColumnFamily::kSubkey, "old");
+  batch.Delete(ColumnFamily::kSubkey, "b");
+  std::string value;
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "a", &value).ok());
+  EXPECT_EQ(value, "2");
+  EXPECT_TRUE(batch.Get(ColumnFamily::kSubkey, "b", &value).IsNotFound());
+  EXPECT_TRUE(batch.Get(ColumnFamily::kSubkey, "old", &value).IsNotFound());
+  // Writes after the first read, and an iterator over all of them.
+  batch.Put(ColumnFamily::kSubkey, "c", "3");
+  batch.Delete(ColumnFamily::kSubkey, "a");
+  EXPECT_EQ(Scan(batch, ColumnFamily::kSubkey), (std::vector<std::string>{"c=3"}));
+
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_EQ(Read(ColumnFamily::kSubkey, "a"), "(none)");
+  EXPECT_EQ(Read(ColumnFamily::kSubkey, "b"), "(none)");
+  EXPECT_EQ(Read(ColumnFamily::kSubkey, "c"), "3");
+  EXPECT_EQ(Read(ColumnFamily::kSubkey, "old"), "(none)");
+  // The writes before the read reach the WAL twice (rewritten to index them), in their order.
+  EXPECT_EQ(
+      WritesSince(start, ColumnFamily::kSubkey),
+      (std::vector<std::string>{"put a", "put b", "put a", "delete old", "delete b", "put a",
+                                "put b", "put a", "delete old", "delete b", "put c", "delete a"}));
+}
+
+TEST_F(BatchTest, AnIteratorIsTheFirstRead) {
+  Batch batch(engine());
+  batch.Put(ColumnFamily::kZsetScore, "s2", "");
+  batch.Put(ColumnFamily::kZsetScore, "s1", "");
+  batch.Put(ColumnFamily::kSubkey, "m", "x");  // another family: stays out of the index
+  EXPECT_EQ(Scan(batch, ColumnFamily::kZsetScore), (std::vector<std::string>{"s1=", "s2="}));
+  std::string value;
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "m", &value).ok());
+  EXPECT_EQ(value, "x");
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_EQ(Read(ColumnFamily::kZsetScore, "s1"), "");
+  EXPECT_EQ(Read(ColumnFamily::kSubkey, "m"), "x");
+}
+
+TEST_F(BatchTest, WritesNeverReadReachTheWalOnce) {
+  rocksdb::SequenceNumber start = NextSequence();
+  Batch batch(engine());
+  for (int i = 0; i < 4; i++)
+    batch.Put(ColumnFamily::kSubkey, std::string("e").append(std::to_string(i)), "v");
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_EQ(WritesSince(start, ColumnFamily::kSubkey),
+            (std::vector<std::string>{"put e0", "put e1", "put e2", "put e3"}));
+  // The next batch on the same object starts unindexed again, and still reads its own writes.
+  batch.Put(ColumnFamily::kSubkey, "e0", "w");
+  std::string value;
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "e0", &value).ok());
+  EXPECT_EQ(value, "w");
+}
+
+TEST_F(BatchTest, ARangeDeleteCoversEarlierUnreadWrites) {
+  Batch batch(engine());
+  batch.Put(ColumnFamily::kSubkey, "k1", "v");
+  batch.DeleteRange(ColumnFamily::kSubkey, "k0", "k9");
+  batch.Put(ColumnFamily::kSubkey, "k2", "v");
+  std::string value;
+  // The read that indexes the family must not move k1's write after the range.
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "k2", &value).ok());
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_EQ(Read(ColumnFamily::kSubkey, "k1"), "(none)");
+  EXPECT_EQ(Read(ColumnFamily::kSubkey, "k2"), "v");
+}
+
+TEST_F(BatchTest, IndexingPassesOverMergesAndRangesOfOtherFamilies) {
+  Batch batch(engine());
+  batch.Put(ColumnFamily::kSubkey, "m", "x");
+  batch.Merge(ColumnFamily::kCounters, "keys", std::string(8, '\0'));
+  batch.DeleteRange(ColumnFamily::kZsetScore, "a", "b");
+  batch.Put(ColumnFamily::kMetadata, "k", "v");
+  std::string value;
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "m", &value).ok());
+  EXPECT_EQ(value, "x");
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_EQ(Read(ColumnFamily::kSubkey, "m"), "x");
 }
 
 TEST_F(BatchTest, ClearDropsPendingMetadata) {
