@@ -2,8 +2,10 @@
 
 #include <glog/logging.h>
 
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -59,11 +61,16 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
       return rocksdb::Status::OK();
     }
   }
-  IndexWritesOf(cf);
+  // A read of a member needs the unindexed writes only if it may be one of them (SADD's and
+  // HSET's existence checks of a write group are reads of other members).
+  if (cf != ColumnFamily::kSubkey || unindexed_subkeys_.test(SubkeyFilterBit(key))) {
+    IndexWritesOf(cf);
+  }
   // Most commands read before they write anything: then there is nothing to layer, and the
   // batch's index lookup and merge handling are skipped.
+  // So do reads of a family none of whose writes are in the index.
   if (batch_.GetWriteBatch()->Count() == 0 ||
-      (cf == ColumnFamily::kMetadata && !metadata_in_index_))
+      (cf == ColumnFamily::kMetadata && !metadata_in_index_) || WritesUnindexed(cf))
     return engine_->Get(cf, key, value);
   rocksdb::ReadOptions ro;
   return batch_.GetFromBatchAndDB(engine_->db(), ro, engine_->cf(cf), key, value);
@@ -75,7 +82,7 @@ void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice
     return;
   }
   if (WritesUnindexed(cf)) {
-    unindexed_families_ |= BitOf(cf);
+    NoteUnindexed(cf, key);
     batch_.GetWriteBatch()->Put(engine_->cf(cf), key, value);
     return;
   }
@@ -88,7 +95,7 @@ void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
     return;
   }
   if (WritesUnindexed(cf)) {
-    unindexed_families_ |= BitOf(cf);
+    NoteUnindexed(cf, key);
     batch_.GetWriteBatch()->Delete(engine_->cf(cf), key);
     return;
   }
@@ -132,10 +139,21 @@ bool Batch::WritesUnindexed(ColumnFamily cf) const {
          (indexed_families_ & BitOf(cf)) == 0;
 }
 
+size_t Batch::SubkeyFilterBit(const rocksdb::Slice& key) {
+  return std::hash<std::string_view>()(std::string_view(key.data(), key.size())) %
+         kSubkeyFilterBits;
+}
+
+void Batch::NoteUnindexed(ColumnFamily cf, const rocksdb::Slice& key) {
+  unindexed_families_ |= BitOf(cf);
+  if (cf == ColumnFamily::kSubkey) unindexed_subkeys_.set(SubkeyFilterBit(key));
+}
+
 void Batch::IndexWritesOf(ColumnFamily cf) {
   indexed_families_ |= BitOf(cf);
   if ((unindexed_families_ & BitOf(cf)) == 0) return;
   unindexed_families_ &= ~BitOf(cf);
+  if (cf == ColumnFamily::kSubkey) unindexed_subkeys_.reset();
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(cf);
   FamilyWrites found(handle->GetID());
   // Iterating a batch in memory fails only on a malformed one, which this class never builds.
@@ -181,7 +199,7 @@ rocksdb::Status Batch::Commit() {
   if (s.ok() && !empty()) s = engine_->Write(batch_.GetWriteBatch());
   batch_.Clear();
   metadata_in_index_ = false;
-  indexed_families_ = unindexed_families_ = 0;
+  ForgetUnindexed();
   return s;
 }
 
@@ -189,7 +207,12 @@ void Batch::Clear() {
   batch_.Clear();
   pending_metadata_.clear();
   metadata_in_index_ = false;
+  ForgetUnindexed();
+}
+
+void Batch::ForgetUnindexed() {
   indexed_families_ = unindexed_families_ = 0;
+  unindexed_subkeys_.reset();
 }
 
 }  // namespace basalt

@@ -10,15 +10,18 @@
 // to reach the WAL and the memtable. They wait in a small map, which Get consults first, until
 // Commit(), an iterator over `metadata` or a ranged operation on it writes them into the batch.
 //
-// Writes to `subkey` and `zset_score` skip the batch's index until the batch first reads that
-// family: a write group of pushes never reads back the elements it writes, and indexing each one
-// is an insert into RocksDB's index skip list (docs/benchmarks.md, change 14). The first read
-// (or range delete) of the family indexes its writes so far by writing them again, which leaves
-// the same state since they are only Puts and Deletes; from then on its writes are indexed.
+// Writes to `subkey` and `zset_score` skip the batch's index until the batch reads what they
+// wrote: a write group of pushes never reads back the elements it writes, nor SADDs the members
+// they add, and indexing each one is an insert into RocksDB's index skip list (docs/benchmarks.md,
+// change 14). An iterator, range delete or merge on the family, or a point read of a member that
+// a small bitmap of written members' hashes cannot rule out, indexes the family's writes so far
+// by writing them again (only Puts and Deletes, so the state is the same); from then on that
+// family's writes are indexed.
 #pragma once
 
 #include <rocksdb/utilities/write_batch_with_index.h>
 
+#include <bitset>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +58,9 @@ class Batch {
   rocksdb::Status AppendPendingMetadataUnindexed();
   // Whether writes to `cf` bypass the index for now.
   bool WritesUnindexed(ColumnFamily cf) const;
+  void NoteUnindexed(ColumnFamily cf, const rocksdb::Slice& key);
+  static size_t SubkeyFilterBit(const rocksdb::Slice& key);
+  void ForgetUnindexed();
   // Makes `cf`'s writes so far visible to reads of the batch, and indexes its later ones.
   void IndexWritesOf(ColumnFamily cf);
 
@@ -69,6 +75,9 @@ class Batch {
   // Bit per column family: its writes now go through the index / some of its writes did not.
   uint32_t indexed_families_ = 0;
   uint32_t unindexed_families_ = 0;
+  // Hashes of the `subkey` keys written outside the index (false positives only cost indexing).
+  static constexpr size_t kSubkeyFilterBits = 4096;
+  std::bitset<kSubkeyFilterBits> unindexed_subkeys_;
 };
 
 }  // namespace basalt

@@ -156,6 +156,29 @@ TEST_F(BatchTest, WritesBeforeTheFirstReadAreSeenByIt) {
                                 "put b", "put a", "delete old", "delete b", "put c", "delete a"}));
 }
 
+TEST_F(BatchTest, AReadOfAnotherMemberLeavesWritesUnindexed) {
+  Batch seed(engine());
+  seed.Put(ColumnFamily::kSubkey, "x", "old");
+  ASSERT_TRUE(seed.Commit().ok());
+
+  rocksdb::SequenceNumber start = NextSequence();
+  Batch batch(engine());
+  batch.Put(ColumnFamily::kSubkey, "a", "1");
+  std::string value;
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "x", &value).ok());  // from the database
+  EXPECT_EQ(value, "old");
+  EXPECT_TRUE(batch.Get(ColumnFamily::kSubkey, "b", &value).IsNotFound());
+  batch.Put(ColumnFamily::kSubkey, "x", "new");
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "x", &value).ok());  // its own write now
+  EXPECT_EQ(value, "new");
+  batch.Put(ColumnFamily::kSubkey, "b", "2");
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_EQ(Read(ColumnFamily::kSubkey, "a"), "1");
+  EXPECT_EQ(Read(ColumnFamily::kSubkey, "x"), "new");
+  EXPECT_EQ(WritesSince(start, ColumnFamily::kSubkey),
+            (std::vector<std::string>{"put a", "put x", "put a", "put x", "put b"}));
+}
+
 TEST_F(BatchTest, AnIteratorIsTheFirstRead) {
   Batch batch(engine());
   batch.Put(ColumnFamily::kZsetScore, "s2", "");
