@@ -67,8 +67,8 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
     IndexWritesOf(cf);
   }
   // Most commands read before they write anything: then there is nothing to layer, and the
-  // batch's index lookup and merge handling are skipped.
-  // So do reads of a family none of whose writes are in the index.
+  // batch's index lookup and merge handling are skipped, as they are for a family none of whose
+  // writes are in the index.
   if (batch_.GetWriteBatch()->Count() == 0 ||
       (cf == ColumnFamily::kMetadata && !metadata_in_index_) || WritesUnindexed(cf))
     return engine_->Get(cf, key, value);

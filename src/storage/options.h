@@ -20,14 +20,14 @@ struct EngineOptions {
 
 EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& hooks);
 
-// Maps a live config key ("rocksdb.write-buffer-size") to the RocksDB option name and value
-// that SetOptions/SetDBOptions take. Returns false for keys that are not RocksDB options; an
-// empty *rocksdb_name for keys the engine applies itself (blob GC governing).
 // Whether `cf` is read by key (Get), not only by iterators: only those families get a memtable
 // bloom filter. Adding a key to the filter is a cache miss on every insert, and an iterator
 // never consults it (docs/benchmarks.md, change 14).
 bool ServesPointReads(ColumnFamily cf);
 
+// Maps a live config key ("rocksdb.write-buffer-size") to the RocksDB option name and value
+// that SetOptions/SetDBOptions take. Returns false for keys that are not RocksDB options; an
+// empty *rocksdb_name for keys the engine applies itself (blob GC governing).
 bool MapLiveOption(const std::string& name, const std::string& value, bool* is_db_option,
                    std::string* rocksdb_name, std::string* rocksdb_value);
 
