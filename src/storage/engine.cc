@@ -16,6 +16,7 @@
 #include "common/clock.h"
 #include "storage/info_logger.h"
 #include "storage/options.h"
+#include "storage/skiplist_memtable.h"
 
 namespace basalt {
 
@@ -31,6 +32,15 @@ Durability ParseDurability(const std::string& v) {
   if (v == "sync") return Durability::kSync;
   if (v == "nosync") return Durability::kNoSync;
   return Durability::kLazy;
+}
+
+// The family whose inserts start cold: `metadata`, whose reads the metadata cache answers without
+// walking the memtable. Commands read a `subkey` member (an existence check) before writing it,
+// which walks the same path already, list pushes land next to each other, and a sorted set's
+// `zset_score` writes are mostly pops next to each other or follow a read of the member
+// (docs/benchmarks.md, change 15).
+bool WarmsInsertPaths(ColumnFamily cf) {
+  return cf == ColumnFamily::kMetadata;
 }
 
 bool IsBlobColumnFamily(int i) {
@@ -83,6 +93,36 @@ class MetadataCacheUpdater : public rocksdb::WriteBatch::Handler {
   MetadataCache* cache_;
   uint32_t metadata_cf_;
   uint64_t sequence_;
+};
+
+// Gathers the keys a batch inserts into each column family's memtable (by RocksDB's column
+// family id), for SkipListMemTableFactory::WarmInsertPaths.
+class InsertedKeys : public rocksdb::WriteBatch::Handler {
+ public:
+  explicit InsertedKeys(std::vector<std::vector<rocksdb::Slice>>* by_family)
+      : by_family_(by_family) {}
+
+  rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice&) override {
+    return Add(cf, key);
+  }
+  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override { return Add(cf, key); }
+  rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+    return Add(cf, key);
+  }
+  rocksdb::Status MergeCF(uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice&) override {
+    return Add(cf, key);
+  }
+  rocksdb::Status DeleteRangeCF(uint32_t, const rocksdb::Slice&, const rocksdb::Slice&) override {
+    return rocksdb::Status::OK();  // range deletions have a table of their own
+  }
+
+ private:
+  rocksdb::Status Add(uint32_t cf, const rocksdb::Slice& key) {
+    if (cf < by_family_->size()) (*by_family_)[cf].push_back(key);
+    return rocksdb::Status::OK();
+  }
+
+  std::vector<std::vector<rocksdb::Slice>>* by_family_;
 };
 
 }  // namespace
@@ -147,6 +187,14 @@ Status Engine::OpenDb() {
     return Status::IOError("can't open RocksDB at '" + path_ + "': " + s.ToString());
   }
   for (size_t i = 0; i < handles.size(); i++) handles_[i] = handles[i];
+  warmed_memtables_.clear();
+  for (size_t i = 0; i < handles.size(); i++) {
+    if (!WarmsInsertPaths(static_cast<ColumnFamily>(i))) continue;
+    uint32_t id = handles[i]->GetID();
+    if (warmed_memtables_.size() <= id) warmed_memtables_.resize(id + 1);
+    warmed_memtables_[id] = std::dynamic_pointer_cast<SkipListMemTableFactory>(
+        options.column_families[i].options.memtable_factory);
+  }
   metadata_cache_.Reset();  // sequence numbers of a replaced database start elsewhere
   blob_gc_.Reset(config_->GetBool("rocksdb.enable-blob-gc"),
                  config_->GetDouble("rocksdb.blob-gc-garbage-ratio"));
@@ -310,6 +358,7 @@ Status Engine::ApplyLiveOption(const std::string& name, const std::string& value
 rocksdb::Status Engine::Write(rocksdb::WriteBatch* batch) {
   rocksdb::WriteOptions wo;
   wo.sync = durability() == Durability::kSync;
+  WarmMemtables(*batch);
   rocksdb::Status s = db_->Write(wo, batch);
   UpdateMetadataCache(batch, s);
   if (s.ok()) NotifyWriters();
@@ -317,6 +366,21 @@ rocksdb::Status Engine::Write(rocksdb::WriteBatch* batch) {
   // the next Resume() attempt finds nothing to do and clears the state at once.
   if (s.IsIOError() || s.IsCorruption()) NoteStorageError(s);
   return s;
+}
+
+void Engine::WarmMemtables(const rocksdb::WriteBatch& batch) {
+  // One key alone has no other search to overlap its cache misses with.
+  if (batch.Count() < 2) return;
+  thread_local std::vector<std::vector<rocksdb::Slice>> by_family;
+  by_family.resize(warmed_memtables_.size());
+  for (auto& keys : by_family) keys.clear();
+  InsertedKeys gather(&by_family);
+  if (!batch.Iterate(&gather).ok()) return;
+  for (size_t id = 0; id < by_family.size(); id++) {
+    if (by_family[id].size() >= 2 && warmed_memtables_[id]) {
+      warmed_memtables_[id]->WarmInsertPaths(by_family[id]);
+    }
+  }
 }
 
 uint64_t Engine::CommittedSequence(const rocksdb::WriteBatch& batch) {

@@ -32,6 +32,8 @@
 
 namespace basalt {
 
+class SkipListMemTableFactory;
+
 // Column families, in the order they are opened. `kDefault` exists because RocksDB requires it
 // and stays empty.
 enum class ColumnFamily : int {
@@ -153,6 +155,9 @@ class Engine {
   rocksdb::Status ReadThroughCache(const rocksdb::Slice& key, std::string* value, bool fill) const;
   // Brings the metadata cache up to date with a batch Write() just committed (or failed).
   void UpdateMetadataCache(rocksdb::WriteBatch* batch, const rocksdb::Status& written);
+  // Brings the memtable nodes a batch's inserts will visit into the CPU cache, several keys at
+  // a time (SkipListMemTableFactory::WarmInsertPaths).
+  void WarmMemtables(const rocksdb::WriteBatch& batch);
   void NoteStorageError(const rocksdb::Status& s);
   void NoteRecovered();
   void TryResume();
@@ -162,6 +167,8 @@ class Engine {
 
   rocksdb::DB* db_ = nullptr;
   std::array<rocksdb::ColumnFamilyHandle*, kColumnFamilyCount> handles_{};
+  // By RocksDB's column family id: the memtables WarmMemtables() warms (null for the others).
+  std::vector<std::shared_ptr<SkipListMemTableFactory>> warmed_memtables_;
   std::atomic<bool> ready_{false};  // db_ and handles_ are usable (see Get())
   std::shared_ptr<rocksdb::Statistics> statistics_;
   std::shared_ptr<rocksdb::Cache> block_cache_;

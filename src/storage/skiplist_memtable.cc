@@ -8,11 +8,26 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <new>
+#include <shared_mutex>
 #include <thread>
 #include <vector>
 
 namespace basalt {
+namespace {
+class SkipList;
+}  // namespace
+
+// The newest memtable a factory made: the one that takes that column family's writes. A
+// memtable leaves it when it is destroyed, under the lock that WarmInsertPaths holds while it
+// walks one, so a walk never outlives its memtable.
+class NewestMemTable {
+ public:
+  std::shared_mutex mutex;
+  SkipList* rep = nullptr;
+};
+
 namespace {
 
 using rocksdb::KeyHandle;
@@ -95,6 +110,12 @@ int CompareBytewise(const Slice& a, const Slice& b) {
   return trailer_a > trailer_b ? -1 : (trailer_a < trailer_b ? 1 : 0);
 }
 
+// Whether `entry`'s user key sorts before `user_key` (bytewise).
+bool UserKeyBefore(const char* entry, const Slice& user_key) {
+  Slice internal_key = InternalKeyOf(entry);
+  return Slice(internal_key.data(), internal_key.size() - 8).compare(user_key) < 0;
+}
+
 // RocksDB's LookupKey (db/dbformat.h, not a public header) begins, as LevelDB's does, with
 // pointers to its length-prefixed internal key, to the internal key, and to the end. Its first
 // pointer is a search target in entry form. Every memtable Get in the unit tests goes through
@@ -152,10 +173,21 @@ class IteratorMemory {
 
 class SkipList final : public MemTableRep {
  public:
-  SkipList(const KeyComparator& compare, rocksdb::Allocator* allocator, bool bytewise)
-      : MemTableRep(allocator), compare_(compare), bytewise_(bytewise) {
+  SkipList(const KeyComparator& compare, rocksdb::Allocator* allocator, bool bytewise,
+           std::shared_ptr<NewestMemTable> newest)
+      : MemTableRep(allocator), compare_(compare), bytewise_(bytewise), newest_(std::move(newest)) {
     for (Link& link : head_links_) link.store(nullptr, std::memory_order_relaxed);
+    std::unique_lock lock(newest_->mutex);
+    newest_->rep = this;
   }
+  ~SkipList() override {
+    std::unique_lock lock(newest_->mutex);
+    if (newest_->rep == this) newest_->rep = nullptr;
+  }
+
+  // Walks toward the places of `keys` (user keys), several at once; see the factory's
+  // WarmInsertPaths. Returns how many searches ran.
+  size_t WarmInsertPaths(const std::vector<Slice>& keys) const;
 
   KeyHandle Allocate(const size_t len, char** buf) override {
     int height = RandomHeight();
@@ -268,6 +300,7 @@ class SkipList final : public MemTableRep {
 
   const KeyComparator& compare_;
   const bool bytewise_;
+  const std::shared_ptr<NewestMemTable> newest_;
   std::atomic<int> max_height_{1};
   Link head_links_[kMaxHeight];
 
@@ -372,6 +405,60 @@ bool SkipList::InsertKey(KeyHandle handle) {
   return true;
 }
 
+size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
+  if (!bytewise_) return 0;
+  // Each lane is one search, advanced a node at a time in turn with the others: the node a lane
+  // compares next was prefetched when the lane last ran, kLanes - 1 steps earlier.
+  constexpr int kLanes = 8;
+  struct Lane {
+    const Slice* key = nullptr;
+    const char* prev = nullptr;
+    int level = 0;
+  };
+  Lane lanes[kLanes];
+  int active = 0;
+  size_t next_key = 0;
+  size_t searches = 0;
+  // The level-0 neighbours of the last finished search: a key between them needs no search of
+  // its own (a run of pushes to one list lands in one gap).
+  const char* gap_prev = nullptr;
+  const char* gap_next = nullptr;
+  int top = max_height_.load(std::memory_order_relaxed) - 1;
+  auto in_gap = [&](const Slice& key) {
+    return gap_prev != nullptr && (gap_prev == head() || UserKeyBefore(gap_prev, key)) &&
+           (gap_next == nullptr || !UserKeyBefore(gap_next, key));
+  };
+  while (active > 0 || next_key < keys.size()) {
+    for (Lane& lane : lanes) {
+      if (lane.key == nullptr) {
+        while (next_key < keys.size() && in_gap(keys[next_key])) next_key++;
+        if (next_key == keys.size()) continue;
+        lane = Lane{&keys[next_key++], head(), top};
+        active++;
+        searches++;
+        continue;
+      }
+      const char* node = NextOf(lane.prev, lane.level);
+      if (node != nullptr && UserKeyBefore(node, *lane.key)) {
+        lane.prev = node;
+      } else if (lane.level > 0) {
+        lane.level--;
+      } else {
+        gap_prev = lane.prev;
+        gap_next = node;
+        lane.key = nullptr;
+        active--;
+        continue;
+      }
+      if (const char* ahead = NextOf(lane.prev, lane.level)) {
+        __builtin_prefetch(ahead);
+        __builtin_prefetch(LinkOf(ahead, lane.level));
+      }
+    }
+  }
+  return searches;
+}
+
 bool SkipList::InsertKeyConcurrently(KeyHandle handle) {
   const char* entry = static_cast<const char*>(handle);
   int height = TakeHeight(entry);
@@ -409,7 +496,18 @@ bool SkipList::InsertKeyConcurrently(KeyHandle handle) {
 rocksdb::MemTableRep* SkipListMemTableFactory::CreateMemTableRep(
     const rocksdb::MemTableRep::KeyComparator& compare, rocksdb::Allocator* allocator,
     const rocksdb::SliceTransform*, rocksdb::Logger*) {
-  return new SkipList(compare, allocator, bytewise_);
+  return new SkipList(compare, allocator, bytewise_, newest_);
+}
+
+SkipListMemTableFactory::SkipListMemTableFactory(bool bytewise)
+    : bytewise_(bytewise), newest_(std::make_shared<NewestMemTable>()) {}
+
+SkipListMemTableFactory::~SkipListMemTableFactory() = default;
+
+size_t SkipListMemTableFactory::WarmInsertPaths(
+    const std::vector<rocksdb::Slice>& user_keys) const {
+  std::shared_lock lock(newest_->mutex);
+  return newest_->rep == nullptr ? 0 : newest_->rep->WarmInsertPaths(user_keys);
 }
 
 }  // namespace basalt

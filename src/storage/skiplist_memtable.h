@@ -18,12 +18,18 @@
 
 #include <rocksdb/memtablerep.h>
 
+#include <memory>
+#include <vector>
+
 namespace basalt {
+
+class NewestMemTable;
 
 class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
  public:
   // bytewise: the column family's comparator is rocksdb::BytewiseComparator().
-  explicit SkipListMemTableFactory(bool bytewise) : bytewise_(bytewise) {}
+  explicit SkipListMemTableFactory(bool bytewise);
+  ~SkipListMemTableFactory() override;
 
   using rocksdb::MemTableRepFactory::CreateMemTableRep;
   rocksdb::MemTableRep* CreateMemTableRep(const rocksdb::MemTableRep::KeyComparator& compare,
@@ -34,8 +40,17 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   bool IsInsertConcurrentlySupported() const override { return true; }
   bool CanHandleDuplicatedKey() const override { return true; }
 
+  // Brings into the CPU cache the nodes that inserting `user_keys` into the newest memtable this
+  // factory made will visit. A lone insert into a large memtable waits on one cache miss after
+  // another down its path; this walks several keys' paths at once, prefetching each one's next
+  // node, so that their misses overlap. Keys that fall in the gap the previous search found (a
+  // run of pushes to one list) are not searched again. Returns how many searches ran. Any thread,
+  // any time: it only reads, and a memtable is not destroyed while a walk is in it.
+  size_t WarmInsertPaths(const std::vector<rocksdb::Slice>& user_keys) const;
+
  private:
   bool bytewise_;
+  std::shared_ptr<NewestMemTable> newest_;
 };
 
 }  // namespace basalt

@@ -46,7 +46,8 @@ class SkipListMemTableTest : public ::testing::TestWithParam<bool> {
     options.create_if_missing = true;
     options.write_buffer_size = 256 << 20;  // nothing reaches an SST file during a test
     options.allow_concurrent_memtable_write = concurrent_writes;
-    options.memtable_factory = std::make_shared<SkipListMemTableFactory>(GetParam());
+    factory_ = std::make_shared<SkipListMemTableFactory>(GetParam());
+    options.memtable_factory = factory_;
     options.statistics = rocksdb::CreateDBStatistics();
     statistics_ = options.statistics;
     rocksdb::DB* db = nullptr;
@@ -123,6 +124,7 @@ class SkipListMemTableTest : public ::testing::TestWithParam<bool> {
   }
 
   std::string dir_;
+  std::shared_ptr<SkipListMemTableFactory> factory_;
   std::unique_ptr<rocksdb::DB> db_;
   std::shared_ptr<rocksdb::Statistics> statistics_;
   Model model_;
@@ -236,6 +238,78 @@ TEST_P(SkipListMemTableTest, ConcurrentWritersLoseNothing) {
     }
   }
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+}
+
+std::string Numbered(const char* prefix, int n) {
+  char key[32];
+  snprintf(key, sizeof(key), "%s%06d", prefix, n);
+  return key;
+}
+
+size_t Warm(SkipListMemTableFactory& factory, const std::vector<std::string>& keys) {
+  std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
+  return factory.WarmInsertPaths(slices);
+}
+
+// Keys that each fall in a gap of their own are each searched; the walk ends for keys before,
+// between and after the entries, on an empty memtable too. Only the bytewise path warms.
+TEST_P(SkipListMemTableTest, WarmingSearchesEachKeyInAGapOfItsOwn) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  std::vector<std::string> keys = {Numbered("k", 5), "a", "z"};
+  // An empty list is one gap, but all three keys start their lanes before the first ends.
+  EXPECT_EQ(Warm(*factory_, keys), GetParam() ? 3u : 0u);
+  for (int i = 0; i < 20000; i += 2) ASSERT_NO_FATAL_FAILURE(Put(Numbered("k", i), "v"));
+  keys.clear();
+  std::mt19937 rng(3);
+  for (int i = 0; i < 500; i++)
+    keys.push_back(Numbered("k", 2 * static_cast<int>(rng() % 10000) + 1));
+  keys.insert(keys.begin() + 100, "a");                // before every entry
+  keys.insert(keys.begin() + 200, "z");                // after every entry
+  keys.insert(keys.begin() + 300, Numbered("k", 40));  // equal to an entry
+  for (size_t i = 1; i < keys.size(); i++) {
+    if (keys[i] == keys[i - 1]) keys[i] = Numbered("k", 1);  // no two in a row share a gap
+  }
+  EXPECT_EQ(Warm(*factory_, keys), GetParam() ? keys.size() : 0u);
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+}
+
+// A run of keys that land next to each other (pushes to one list) is searched once per lane that
+// started before the first search found the gap, not once per key.
+TEST_P(SkipListMemTableTest, WarmingSkipsKeysInTheGapJustFound) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  for (int i = 0; i < 1000; i++) ASSERT_NO_FATAL_FAILURE(Put(Numbered("m", i), "v"));
+  std::vector<std::string> descending, ascending;
+  for (int i = 999; i >= 0; i--) descending.push_back(Numbered("l", i));
+  for (int i = 0; i < 1000; i++) ascending.push_back(Numbered("n", i));
+  size_t most = GetParam() ? 8 : 0;  // one search per lane (8), and none off the bytewise path
+  EXPECT_LE(Warm(*factory_, descending), most);
+  EXPECT_LE(Warm(*factory_, ascending), most);
+}
+
+// Warming reads the newest memtable while writers fill it and flushes retire it; a walk must never
+// reach a memtable RocksDB has freed (the sanitizer build checks this).
+TEST_P(SkipListMemTableTest, WarmingFollowsMemtablesAcrossFlushes) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  std::atomic<bool> done{false};
+  std::atomic<size_t> searches{0};
+  std::thread warmer([&] {
+    std::mt19937 rng(11);
+    while (!done.load()) {
+      std::vector<std::string> keys;
+      for (int i = 0; i < 64; i++) keys.push_back(Numbered("k", static_cast<int>(rng() % 100000)));
+      searches += Warm(*factory_, keys);
+    }
+  });
+  std::mt19937 rng(5);
+  for (int round = 0; round < 20; round++) {
+    rocksdb::WriteBatch batch;
+    for (int i = 0; i < 500; i++) batch.Put(Numbered("k", static_cast<int>(rng() % 100000)), "v");
+    ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
+    ASSERT_TRUE(db_->Flush(rocksdb::FlushOptions()).ok());
+  }
+  done = true;
+  warmer.join();
+  EXPECT_EQ(searches.load() > 0, GetParam());
 }
 
 // Only RocksDB's comparator knows a non-bytewise order; the engine passes bytewise=false for it.
