@@ -100,11 +100,36 @@ uint64_t TrailerOf(const Slice& internal_key) {
   return trailer;
 }
 
+// Bytewise three-way comparison of user keys, inline eight bytes at a time. A search compares
+// the target with dozens of short keys that share a prefix; a call to memcmp for each cost more
+// than the comparison itself (docs/benchmarks.md, change 16).
+int CompareUserKeys(const Slice& a, const Slice& b) {
+  size_t common = std::min(a.size(), b.size());
+  size_t i = 0;
+  for (; i + 8 <= common; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) {
+      if constexpr (std::endian::native == std::endian::little) {
+        x = __builtin_bswap64(x);
+        y = __builtin_bswap64(y);
+      }
+      return x < y ? -1 : 1;
+    }
+  }
+  for (; i < common; i++) {
+    auto x = static_cast<uint8_t>(a[i]), y = static_cast<uint8_t>(b[i]);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
 // RocksDB's internal key order over a bytewise user comparator: user keys ascending, then the
 // newest (largest trailer) first.
 int CompareBytewise(const Slice& a, const Slice& b) {
   Slice user_a(a.data(), a.size() - 8), user_b(b.data(), b.size() - 8);
-  int r = user_a.compare(user_b);
+  int r = CompareUserKeys(user_a, user_b);
   if (r != 0) return r;
   uint64_t trailer_a = TrailerOf(a), trailer_b = TrailerOf(b);
   return trailer_a > trailer_b ? -1 : (trailer_a < trailer_b ? 1 : 0);
@@ -113,7 +138,7 @@ int CompareBytewise(const Slice& a, const Slice& b) {
 // Whether `entry`'s user key sorts before `user_key` (bytewise).
 bool UserKeyBefore(const char* entry, const Slice& user_key) {
   Slice internal_key = InternalKeyOf(entry);
-  return Slice(internal_key.data(), internal_key.size() - 8).compare(user_key) < 0;
+  return CompareUserKeys(Slice(internal_key.data(), internal_key.size() - 8), user_key) < 0;
 }
 
 // RocksDB's LookupKey (db/dbformat.h, not a public header) begins, as LevelDB's does, with

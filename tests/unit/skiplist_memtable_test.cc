@@ -149,6 +149,21 @@ TEST_P(SkipListMemTableTest, RandomWritesAgreeWithAModel) {
   EXPECT_EQ(entries, "10000");  // every write is still in the skip list
 }
 
+// Keys longer than a word that share most of their bytes, with bytes on both sides of 0x80: the
+// inline comparison goes eight bytes at a time, then byte by byte, and bytes are unsigned.
+TEST_P(SkipListMemTableTest, LongKeysWithHighBytesAgreeWithAModel) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  static const char kBytes[] = {'\x00', '\x01', '\x7f', '\x80', '\xfe', '\xff', 'a'};
+  std::mt19937 rng(9);
+  for (int i = 0; i < 3000; i++) {
+    std::string key = std::string(rng() % 2 ? "prefix-0" : "prefix-1") + "shared";
+    size_t tail = rng() % 13;
+    for (size_t j = 0; j < tail; j++) key.push_back(kBytes[rng() % sizeof(kBytes)]);
+    ASSERT_NO_FATAL_FAILURE(Put(key, std::to_string(i)));
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+}
+
 TEST_P(SkipListMemTableTest, SnapshotsSeeTheVersionOfTheirTime) {
   ASSERT_NO_FATAL_FAILURE(Open());
   std::mt19937 rng(5);
