@@ -434,7 +434,7 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
   if (!bytewise_) return 0;
   // Each lane is one search, advanced a node at a time in turn with the others: the node a lane
   // compares next was prefetched when the lane last ran, kLanes - 1 steps earlier.
-  constexpr int kLanes = 8;
+  constexpr size_t kLanes = SkipListMemTableFactory::kWarmingLanes;
   struct Lane {
     const Slice* key = nullptr;
     const char* prev = nullptr;
