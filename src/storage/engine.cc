@@ -36,9 +36,8 @@ Durability ParseDurability(const std::string& v) {
 
 // The family whose inserts start cold: `metadata`, whose reads the metadata cache answers without
 // walking the memtable. Commands read a `subkey` member (an existence check) before writing it,
-// which walks the same path already, list pushes land next to each other, and a sorted set's
-// `zset_score` writes are mostly pops next to each other or follow a read of the member
-// (docs/benchmarks.md, change 15).
+// and list pushes land next to each other; warming `subkey` and `zset_score` too measured no gain
+// (docs/benchmarks.md, changes 15 and 16).
 bool WarmsInsertPaths(ColumnFamily cf) {
   return cf == ColumnFamily::kMetadata;
 }
