@@ -34,12 +34,23 @@ Durability ParseDurability(const std::string& v) {
   return Durability::kLazy;
 }
 
-// The family whose inserts start cold: `metadata`, whose reads the metadata cache answers without
-// walking the memtable. Commands read a `subkey` member (an existence check) before writing it,
-// and list pushes land next to each other; warming `subkey` and `zset_score` too measured no gain
-// (docs/benchmarks.md, changes 15 and 16).
-bool WarmsInsertPaths(ColumnFamily cf) {
-  return cf == ColumnFamily::kMetadata;
+// Which of a family's writes start their memtable insert cold, so that WarmMemtables walks toward
+// them first. `metadata`: all, since the metadata cache answers reads without walking the
+// memtable. `subkey`: deletions only; a member is read (an existence check, which walks the
+// memtable) before it is written, but ZPOPMIN, ZPOPMAX and ZREMRANGEBY* delete members found in
+// `zset_score`. Warming `subkey` writes and `zset_score` measured no gain (docs/benchmarks.md,
+// changes 15, 16 and 17).
+enum class Warming { kNone, kAllWrites, kDeletions };
+
+Warming WarmingOf(ColumnFamily cf) {
+  switch (cf) {
+    case ColumnFamily::kMetadata:
+      return Warming::kAllWrites;
+    case ColumnFamily::kSubkey:
+      return Warming::kDeletions;
+    default:
+      return Warming::kNone;
+  }
 }
 
 bool IsBlobColumnFamily(int i) {
@@ -95,33 +106,38 @@ class MetadataCacheUpdater : public rocksdb::WriteBatch::Handler {
 };
 
 // Gathers the keys a batch inserts into each column family's memtable (by RocksDB's column
-// family id), for SkipListMemTableFactory::WarmInsertPaths.
+// family id), deletions apart from the rest, for SkipListMemTableFactory::WarmInsertPaths.
 class InsertedKeys : public rocksdb::WriteBatch::Handler {
  public:
-  explicit InsertedKeys(std::vector<std::vector<rocksdb::Slice>>* by_family)
-      : by_family_(by_family) {}
+  InsertedKeys(std::vector<std::vector<rocksdb::Slice>>* writes,
+               std::vector<std::vector<rocksdb::Slice>>* deletions)
+      : writes_(writes), deletions_(deletions) {}
 
   rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice&) override {
-    return Add(cf, key);
-  }
-  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override { return Add(cf, key); }
-  rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
-    return Add(cf, key);
+    return Add(writes_, cf, key);
   }
   rocksdb::Status MergeCF(uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice&) override {
-    return Add(cf, key);
+    return Add(writes_, cf, key);
+  }
+  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+    return Add(deletions_, cf, key);
+  }
+  rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
+    return Add(deletions_, cf, key);
   }
   rocksdb::Status DeleteRangeCF(uint32_t, const rocksdb::Slice&, const rocksdb::Slice&) override {
     return rocksdb::Status::OK();  // range deletions have a table of their own
   }
 
  private:
-  rocksdb::Status Add(uint32_t cf, const rocksdb::Slice& key) {
-    if (cf < by_family_->size()) (*by_family_)[cf].push_back(key);
+  static rocksdb::Status Add(std::vector<std::vector<rocksdb::Slice>>* by_family, uint32_t cf,
+                             const rocksdb::Slice& key) {
+    if (cf < by_family->size()) (*by_family)[cf].push_back(key);
     return rocksdb::Status::OK();
   }
 
-  std::vector<std::vector<rocksdb::Slice>>* by_family_;
+  std::vector<std::vector<rocksdb::Slice>>* writes_;
+  std::vector<std::vector<rocksdb::Slice>>* deletions_;
 };
 
 }  // namespace
@@ -186,13 +202,15 @@ Status Engine::OpenDb() {
     return Status::IOError("can't open RocksDB at '" + path_ + "': " + s.ToString());
   }
   for (size_t i = 0; i < handles.size(); i++) handles_[i] = handles[i];
-  warmed_memtables_.clear();
+  warmed_families_.clear();
   for (size_t i = 0; i < handles.size(); i++) {
-    if (!WarmsInsertPaths(static_cast<ColumnFamily>(i))) continue;
+    Warming warming = WarmingOf(static_cast<ColumnFamily>(i));
+    if (warming == Warming::kNone) continue;
     uint32_t id = handles[i]->GetID();
-    if (warmed_memtables_.size() <= id) warmed_memtables_.resize(id + 1);
-    warmed_memtables_[id] = std::dynamic_pointer_cast<SkipListMemTableFactory>(
+    if (warmed_families_.size() <= id) warmed_families_.resize(id + 1);
+    warmed_families_[id].memtables = std::dynamic_pointer_cast<SkipListMemTableFactory>(
         options.column_families[i].options.memtable_factory);
+    warmed_families_[id].deletions_only = warming == Warming::kDeletions;
   }
   metadata_cache_.Reset();  // sequence numbers of a replaced database start elsewhere
   blob_gc_.Reset(config_->GetBool("rocksdb.enable-blob-gc"),
@@ -370,15 +388,19 @@ rocksdb::Status Engine::Write(rocksdb::WriteBatch* batch) {
 void Engine::WarmMemtables(const rocksdb::WriteBatch& batch) {
   // One key alone has no other search to overlap its cache misses with.
   if (batch.Count() < 2) return;
-  thread_local std::vector<std::vector<rocksdb::Slice>> by_family;
-  by_family.resize(warmed_memtables_.size());
-  for (auto& keys : by_family) keys.clear();
-  InsertedKeys gather(&by_family);
+  thread_local std::vector<std::vector<rocksdb::Slice>> writes, deletions;
+  writes.resize(warmed_families_.size());
+  deletions.resize(warmed_families_.size());
+  for (auto& keys : writes) keys.clear();
+  for (auto& keys : deletions) keys.clear();
+  InsertedKeys gather(&writes, &deletions);
   if (!batch.Iterate(&gather).ok()) return;
-  for (size_t id = 0; id < by_family.size(); id++) {
-    if (by_family[id].size() >= 2 && warmed_memtables_[id]) {
-      warmed_memtables_[id]->WarmInsertPaths(by_family[id]);
-    }
+  for (size_t id = 0; id < warmed_families_.size(); id++) {
+    const WarmedFamily& family = warmed_families_[id];
+    if (!family.memtables) continue;
+    std::vector<rocksdb::Slice>& keys = family.deletions_only ? deletions[id] : writes[id];
+    if (!family.deletions_only) keys.insert(keys.end(), deletions[id].begin(), deletions[id].end());
+    if (keys.size() >= 2) family.memtables->WarmInsertPaths(keys);
   }
 }
 
