@@ -11,6 +11,7 @@
 #include <mutex>
 #include <new>
 #include <shared_mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -153,6 +154,109 @@ const char* MemtableKeyOf(const rocksdb::LookupKey& lookup) {
 // A search target: another encoded entry, or a bare internal key.
 struct EntryTarget {
   const char* entry;
+};
+
+// The paths one memtable's warming walks found, so that the inserts that follow on the same
+// thread start each level where a walk left it instead of at the head: a warmed insert then costs
+// a comparison or two per level. A recorded node stays a correct place to start for as long as
+// its memtable lives: nodes are never removed, links are only added, and each recorded node's
+// user key sorts before the key it was recorded for. Keys are copied: their batch may be gone by
+// the time a later insert compares with them.
+class WarmedPaths {
+ public:
+  struct Path {
+    const char* const* nodes = nullptr;  // nodes[level], for level < height; nullptr: no path
+    int height = 0;
+  };
+
+  // Forgets everything, to record paths `height` levels high in memtable `list_id`.
+  void Start(uint64_t list_id, int height) {
+    list_id_ = list_id;
+    height_ = height;
+    key_bytes_.clear();
+    key_ends_.clear();
+    path_of_.clear();
+    nodes_.clear();
+    next_ = 0;
+  }
+  uint64_t list_id() const { return list_id_; }
+
+  // A new path, its nodes not yet known.
+  uint32_t NewPath() {
+    nodes_.resize(nodes_.size() + kMaxHeight, nullptr);
+    return static_cast<uint32_t>(nodes_.size() / kMaxHeight - 1);
+  }
+  void SetNode(uint32_t path, int level, const char* node) {
+    nodes_[path * kMaxHeight + level] = node;
+  }
+  // The next key in warming order, whose inserts will start from `path`.
+  void AddKey(const Slice& user_key, uint32_t path) {
+    key_bytes_.append(user_key.data(), user_key.size());
+    key_ends_.push_back(key_bytes_.size());
+    path_of_.push_back(path);
+  }
+
+  // The path of the next key warmed, if `user_key` is that key: inserts come in the order their
+  // keys were warmed, and an insert of a key not warmed matches nothing.
+  Path TakeIfNext(const Slice& user_key) {
+    if (next_ >= path_of_.size()) return {};
+    size_t begin = next_ == 0 ? 0 : key_ends_[next_ - 1];
+    if (Slice(key_bytes_.data() + begin, key_ends_[next_] - begin) != user_key) return {};
+    uint32_t path = path_of_[next_++];
+    return {&nodes_[path * kMaxHeight], height_};
+  }
+
+ private:
+  uint64_t list_id_ = 0;  // 0: none; memtable ids are never reused
+  int height_ = 0;
+  std::string key_bytes_;
+  std::vector<size_t> key_ends_;
+  std::vector<uint32_t> path_of_;
+  std::vector<const char*> nodes_;  // path p's node at level l: nodes_[p * kMaxHeight + l]
+  size_t next_ = 0;                 // the key the next insert should match
+};
+
+// The calling thread's WarmedPaths, one for each of the last few memtables it warmed (one batch
+// warms two column families).
+class ThreadWarmedPaths {
+ public:
+  static WarmedPaths& Start(uint64_t list_id, int height) {
+    ThreadWarmedPaths& mine = ForThisThread();
+    WarmedPaths* slot = nullptr;
+    for (WarmedPaths& candidate : mine.slots_) {
+      if (candidate.list_id() == list_id) slot = &candidate;
+    }
+    if (slot == nullptr) {
+      slot = &mine.slots_[mine.next_reused_];
+      mine.next_reused_ = (mine.next_reused_ + 1) % kSlots;
+    }
+    slot->Start(list_id, height);
+    return *slot;
+  }
+
+  static WarmedPaths::Path Take(uint64_t list_id, const Slice& user_key) {
+    ThreadWarmedPaths& mine = ForThisThread();
+    for (WarmedPaths& slot : mine.slots_) {
+      if (slot.list_id() != list_id) continue;
+      WarmedPaths::Path path = slot.TakeIfNext(user_key);
+      if (path.nodes != nullptr) mine.taken_++;
+      return path;
+    }
+    return {};
+  }
+
+  static uint64_t Taken() { return ForThisThread().taken_; }
+
+ private:
+  static constexpr size_t kSlots = 4;
+  static ThreadWarmedPaths& ForThisThread() {
+    thread_local ThreadWarmedPaths mine;
+    return mine;
+  }
+
+  WarmedPaths slots_[kSlots];
+  size_t next_reused_ = 0;
+  uint64_t taken_ = 0;
 };
 
 // Iterators RocksDB asks for with an arena are destroyed by a bare destructor call, never freed,
@@ -323,6 +427,17 @@ class SkipList final : public MemTableRep {
   // other (list pushes, ordered loads) then cost a few comparisons instead of a search.
   int BracketingLevel(const char* entry, int max_height) const;
 
+  // Identifies this memtable among every one the process makes, for WarmedPaths.
+  static uint64_t NewId() {
+    static std::atomic<uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  WarmedPaths::Path TakeWarmedPath(const char* entry) const {
+    Slice internal_key = InternalKeyOf(entry);
+    return ThreadWarmedPaths::Take(id_, Slice(internal_key.data(), internal_key.size() - 8));
+  }
+
+  const uint64_t id_ = NewId();
   const KeyComparator& compare_;
   const bool bytewise_;
   const std::shared_ptr<NewestMemTable> newest_;
@@ -400,7 +515,8 @@ bool SkipList::InsertKey(KeyHandle handle) {
   const char* entry = static_cast<const char*>(handle);
   int height = TakeHeight(entry);
   int max_height = RaiseMaxHeight(height);
-  int level = BracketingLevel(entry, max_height);
+  WarmedPaths::Path warmed = TakeWarmedPath(entry);
+  int level = warmed.nodes != nullptr ? max_height : BracketingLevel(entry, max_height);
   if (level == max_height) {
     splice_prev_[max_height] = head();
     splice_next_[max_height] = nullptr;
@@ -408,8 +524,8 @@ bool SkipList::InsertKey(KeyHandle handle) {
   }
   EntryTarget target{entry};
   for (int i = level - 1; i >= 0; i--) {
-    FindInLevel(target, i, splice_prev_[i + 1], &splice_prev_[i], &splice_next_[i],
-                splice_next_[i + 1]);
+    const char* start = i < warmed.height ? warmed.nodes[i] : splice_prev_[i + 1];
+    FindInLevel(target, i, start, &splice_prev_[i], &splice_next_[i], splice_next_[i + 1]);
   }
   for (int i = 0; i < height; i++) {
     // Levels above the bracketing one bracket too, unless a concurrent insert landed there.
@@ -439,6 +555,7 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
     const Slice* key = nullptr;
     const char* prev = nullptr;
     int level = 0;
+    uint32_t path = 0;
   };
   Lane lanes[kLanes];
   int active = 0;
@@ -448,7 +565,9 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
   // its own (a run of pushes to one list lands in one gap).
   const char* gap_prev = nullptr;
   const char* gap_next = nullptr;
+  uint32_t gap_path = 0;
   int top = max_height_.load(std::memory_order_relaxed) - 1;
+  WarmedPaths& paths = ThreadWarmedPaths::Start(id_, top + 1);
   auto in_gap = [&](const Slice& key) {
     return gap_prev != nullptr && (gap_prev == head() || UserKeyBefore(gap_prev, key)) &&
            (gap_next == nullptr || !UserKeyBefore(gap_next, key));
@@ -456,9 +575,12 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
   while (active > 0 || next_key < keys.size()) {
     for (Lane& lane : lanes) {
       if (lane.key == nullptr) {
-        while (next_key < keys.size() && in_gap(keys[next_key])) next_key++;
+        while (next_key < keys.size() && in_gap(keys[next_key])) {
+          paths.AddKey(keys[next_key++], gap_path);
+        }
         if (next_key == keys.size()) continue;
-        lane = Lane{&keys[next_key++], head(), top};
+        lane = Lane{&keys[next_key], head(), top, paths.NewPath()};
+        paths.AddKey(keys[next_key++], lane.path);
         active++;
         searches++;
         continue;
@@ -467,10 +589,12 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
       if (node != nullptr && UserKeyBefore(node, *lane.key)) {
         lane.prev = node;
       } else if (lane.level > 0) {
-        lane.level--;
+        paths.SetNode(lane.path, lane.level--, lane.prev);
       } else {
+        paths.SetNode(lane.path, 0, lane.prev);
         gap_prev = lane.prev;
         gap_next = node;
+        gap_path = lane.path;
         lane.key = nullptr;
         active--;
         continue;
@@ -489,11 +613,13 @@ bool SkipList::InsertKeyConcurrently(KeyHandle handle) {
   int height = TakeHeight(entry);
   int max_height = RaiseMaxHeight(height);
   EntryTarget target{entry};
+  WarmedPaths::Path warmed = TakeWarmedPath(entry);
   const char* prev[kMaxHeight];
   const char* next[kMaxHeight];
   const char* before = head();
   const char* bound = nullptr;
   for (int i = max_height - 1; i >= 0; i--) {
+    if (i < warmed.height) before = warmed.nodes[i];
     FindInLevel(target, i, before, &prev[i], &next[i], bound);
     before = prev[i];
     bound = next[i];
@@ -528,6 +654,10 @@ SkipListMemTableFactory::SkipListMemTableFactory(bool bytewise)
     : bytewise_(bytewise), newest_(std::make_shared<NewestMemTable>()) {}
 
 SkipListMemTableFactory::~SkipListMemTableFactory() = default;
+
+uint64_t SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread() {
+  return ThreadWarmedPaths::Taken();
+}
 
 size_t SkipListMemTableFactory::WarmInsertPaths(
     const std::vector<rocksdb::Slice>& user_keys) const {

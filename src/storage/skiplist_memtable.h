@@ -49,6 +49,11 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   size_t WarmInsertPaths(const std::vector<rocksdb::Slice>& user_keys) const;
   // Searches walked at once: 16 measured faster than 8 and 32 (docs/benchmarks.md, change 16).
   static constexpr size_t kWarmingLanes = 16;
+  // The walks also leave their paths to the calling thread: its inserts of the keys it warmed,
+  // in the order it warmed them, into the same memtable, start each level where the walk left it
+  // rather than at the head (docs/benchmarks.md, change 18). How many of this thread's inserts
+  // did so, since it started.
+  static uint64_t InsertsFromWarmedPathsOnThisThread();
 
  private:
   bool bytewise_;

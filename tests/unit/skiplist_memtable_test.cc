@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -326,6 +327,71 @@ TEST_P(SkipListMemTableTest, WarmingFollowsMemtablesAcrossFlushes) {
   done = true;
   warmer.join();
   EXPECT_EQ(searches.load() > 0, GetParam());
+}
+
+// Inserts start from the paths the warming walks left: batches of puts and deletions at random
+// places, runs in one gap, keys before and after every entry, the same key twice, keys warmed but
+// not written and written but not warmed, other inserts landing in the paths between the walk
+// and the write, and a flush in between (a new memtable, where no path applies). Every insert of
+// a warmed key, in warming order, uses its path; the result agrees with a model.
+TEST_P(SkipListMemTableTest, InsertsFromWarmedPathsAgreeWithAModel) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  for (int i = 0; i < 20000; i += 4) ASSERT_NO_FATAL_FAILURE(Put(Numbered("k", i), "v"));
+  std::mt19937 rng(17);
+  for (int round = 0; round < 60; round++) {
+    rocksdb::WriteBatch batch;
+    std::vector<std::pair<std::string, std::optional<std::string>>> ops;  // nullopt: deletion
+    int start = static_cast<int>(rng() % 20000);
+    for (int i = 0; i < 40; i++) {
+      std::string key = i % 10 == 9  ? (i % 20 == 9 ? "a" : "z")  // before / after every entry
+                        : i % 5 == 0 ? Numbered("k", start + i)   // a run in one gap
+                                     : Numbered("k", static_cast<int>(rng() % 20000));
+      if (rng() % 4 == 0) {
+        ops.emplace_back(key, std::nullopt);
+      } else {
+        ops.emplace_back(key, "r" + std::to_string(round));
+      }
+      if (i == 7) ops.emplace_back(key, "again");  // the same key twice
+    }
+    std::vector<std::string> written, warmed;
+    for (const auto& [key, value] : ops) {
+      value ? batch.Put(key, *value) : batch.Delete(key);
+      written.push_back(key);
+    }
+    warmed = written;
+    if (round % 3 == 1) warmed.erase(warmed.begin() + 5);         // written but not warmed
+    if (round % 3 == 2) warmed.insert(warmed.begin() + 5, "k*");  // warmed but not written
+    uint64_t before = SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread();
+    Warm(*factory_, warmed);
+    // Entries that land in the recorded paths after the walk, before the batch's inserts; no
+    // warmed key ends in '+', so they take no path.
+    for (int i = 0; i < 3; i++) {
+      ASSERT_NO_FATAL_FAILURE(Put(Numbered("k", static_cast<int>(rng() % 20000)) + "+", "p"));
+    }
+    bool flushed = round % 10 == 0;
+    if (flushed) {
+      ASSERT_TRUE(db_->Flush(rocksdb::FlushOptions()).ok());
+    }
+    ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
+    for (const auto& [key, value] : ops) {
+      if (value) {
+        model_[key] = *value;
+      } else {
+        model_.erase(key);
+      }
+    }
+    // Each insert matches the next warmed key or nothing; a new memtable matches nothing.
+    size_t expected = 0;
+    if (GetParam() && !flushed) {
+      size_t next = 0;
+      for (const std::string& key : written) {
+        if (next < warmed.size() && warmed[next] == key) next++, expected++;
+      }
+    }
+    EXPECT_EQ(SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread() - before, expected)
+        << "round " << round;
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
 }
 
 // Only RocksDB's comparator knows a non-bytewise order; the engine passes bytewise=false for it.
