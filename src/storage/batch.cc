@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <string>
@@ -63,9 +64,16 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
   }
   // A read of a member needs the unindexed writes only if it may be one of them (SADD's and
   // HSET's existence checks of a write group are reads of other members).
-  if (cf != ColumnFamily::kSubkey || unindexed_subkeys_.test(SubkeyFilterBit(key))) {
-    IndexWritesOf(cf);
+  bool may_be_written =
+      cf != ColumnFamily::kSubkey || unindexed_subkeys_.test(SubkeyFilterBit(key));
+  // Values read ahead are the database's: they answer for keys the batch has not written.
+  if (!may_be_written && WritesUnindexed(cf)) {
+    if (const std::string* found = FindReadAhead(key)) {
+      *value = *found;
+      return rocksdb::Status::OK();
+    }
   }
+  if (may_be_written) IndexWritesOf(cf);
   // Most commands read before they write anything: then there is nothing to layer, and the
   // batch's index lookup and merge handling are skipped, as they are for a family none of whose
   // writes are in the index.
@@ -193,6 +201,43 @@ std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
       batch_.NewIteratorWithBase(engine_->cf(cf), base, options));
 }
 
+void Batch::ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, size_t max_bytes,
+                      bool from_upper) {
+  read_ahead_.clear();
+  rocksdb::ReadOptions options;
+  options.iterate_lower_bound = &lower;
+  options.iterate_upper_bound = &upper;
+  std::unique_ptr<rocksdb::Iterator> it = engine_->NewIterator(ColumnFamily::kSubkey, options);
+  size_t bytes = 0;
+  for (from_upper ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && bytes < max_bytes;
+       from_upper ? it->Prev() : it->Next()) {
+    read_ahead_.emplace_back(it->key().ToString(), it->value().ToString());
+    bytes += it->value().size();
+  }
+  // A failed pass leaves nothing read ahead: the point reads then go to the database.
+  if (!it->status().ok()) read_ahead_.clear();
+  if (from_upper) std::reverse(read_ahead_.begin(), read_ahead_.end());
+}
+
+bool Batch::ReadAheadHolds(const rocksdb::Slice& key) const {
+  return FindReadAhead(key) != nullptr;
+}
+
+const std::string* Batch::FindReadAhead(const rocksdb::Slice& key) const {
+  if (read_ahead_.empty()) return nullptr;
+  auto it = std::lower_bound(
+      read_ahead_.begin(), read_ahead_.end(), key,
+      [](const std::pair<std::string, std::string>& entry, const rocksdb::Slice& k) {
+        return rocksdb::Slice(entry.first).compare(k) < 0;
+      });
+  if (it == read_ahead_.end() || rocksdb::Slice(it->first) != key) return nullptr;
+  return &it->second;
+}
+
+bool Batch::WritesMetadata(const rocksdb::Slice& key) const {
+  return pending_metadata_.count(key.ToString()) != 0;
+}
+
 rocksdb::Status Batch::Commit() {
   // Nothing reads the batch after this: the entries need no place in its index.
   rocksdb::Status s = AppendPendingMetadataUnindexed();
@@ -200,6 +245,7 @@ rocksdb::Status Batch::Commit() {
   batch_.Clear();
   metadata_in_index_ = false;
   ForgetUnindexed();
+  read_ahead_.clear();  // the batch's writes are now the database's: the values may be old
   return s;
 }
 
@@ -208,6 +254,7 @@ void Batch::Clear() {
   pending_metadata_.clear();
   metadata_in_index_ = false;
   ForgetUnindexed();
+  read_ahead_.clear();
 }
 
 void Batch::ForgetUnindexed() {

@@ -17,6 +17,11 @@
 // a small bitmap of written members' hashes cannot rule out, indexes the family's writes so far
 // by writing them again (only Puts and Deletes, so the state is the same); from then on that
 // family's writes are indexed.
+//
+// A caller that will read a run of `subkey` keys (a pipeline of pops) can read them ahead in one
+// pass (ReadAhead). Those values are the database's, so they answer only reads of keys the batch
+// has not written (the same bitmap rules that out) while its writes to `subkey` are unindexed, and
+// are forgotten at commit; the caller's locks keep the keys from changing in the meantime.
 #pragma once
 
 #include <rocksdb/utilities/write_batch_with_index.h>
@@ -26,6 +31,8 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "storage/engine.h"
 
@@ -45,6 +52,19 @@ class Batch {
   // are not seen by it (RocksDB forbids changing a batch under its iterators).
   std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf, rocksdb::ReadOptions* options);
 
+  // Reads the database's `subkey` entries in [lower, upper) in one pass, so that this batch's
+  // point reads of them are answered from memory until it commits or is cleared: one seek where
+  // a run of pops would make a lookup each. The pass stops after `max_bytes` of values (and at
+  // least one entry), going down from `upper` if `from_upper`, else up from `lower`. The caller's
+  // locks must keep those keys from changing meanwhile; the batch's own writes still come first.
+  void ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, size_t max_bytes,
+                 bool from_upper);
+  // Whether the last ReadAhead() read `key` (a `subkey` key).
+  bool ReadAheadHolds(const rocksdb::Slice& key) const;
+  // Whether this batch writes the `metadata` entry `key` (a command before in the same group
+  // changed that key).
+  bool WritesMetadata(const rocksdb::Slice& key) const;
+
   bool empty() { return pending_metadata_.empty() && batch_.GetWriteBatch()->Count() == 0; }
   rocksdb::Status Commit();
   void Clear();
@@ -63,6 +83,8 @@ class Batch {
   void ForgetUnindexed();
   // Makes `cf`'s writes so far visible to reads of the batch, and indexes its later ones.
   void IndexWritesOf(ColumnFamily cf);
+  // The read-ahead value of `key`, or nullptr.
+  const std::string* FindReadAhead(const rocksdb::Slice& key) const;
 
   Engine* engine_;
   rocksdb::WriteBatchWithIndex batch_;
@@ -78,6 +100,8 @@ class Batch {
   // Hashes of the `subkey` keys written outside the index (false positives only cost indexing).
   static constexpr size_t kSubkeyFilterBits = 4096;
   std::bitset<kSubkeyFilterBits> unindexed_subkeys_;
+  // The last ReadAhead()'s entries, in key order.
+  std::vector<std::pair<std::string, std::string>> read_ahead_;
 };
 
 }  // namespace basalt

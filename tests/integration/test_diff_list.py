@@ -16,6 +16,7 @@ import random
 import pytest
 
 from diffpair import DiffPair, WeightedGen
+from resp import encode
 
 KEYS = ["l%d" % i for i in range(6)] + ["s"]  # "s" is often a string: WRONGTYPE paths
 VALUES = ["a", "b", "c", "d", "", "x" * 30, "a\x00b", "1"]
@@ -194,3 +195,53 @@ def test_long_lists_match_redis(pair):
     p.call(["LTRIM", "big", 100, -100])
     p.call(["LRANGE", "big", 0, -1])
     p.call(["LLEN", "big"])
+
+
+def random_queue_write(rnd, keys, values):
+    """A list write that changes what a later pop of `keys` returns, pops most often."""
+    k = rnd.choice(keys)
+    op = rnd.random()
+    if op < 0.6:
+        return [rnd.choice(["LPOP", "RPOP"]), k]
+    if op < 0.68:
+        return ["LSET", k, rnd.randint(-5, 5), "s%d" % rnd.randrange(99)]
+    if op < 0.76:
+        return [rnd.choice(["LPUSH", "RPUSH"]), k, "p%d" % rnd.randrange(99)]
+    if op < 0.82:
+        return ["LINSERT", k, rnd.choice(["BEFORE", "AFTER"]), rnd.choice(values), "i"]
+    if op < 0.87:
+        return ["LREM", k, rnd.choice([1, -1, 2]), rnd.choice(values)]
+    if op < 0.92:
+        ends = ["LEFT", "RIGHT"]
+        return ["LMOVE", k, rnd.choice(keys), rnd.choice(ends), rnd.choice(ends)]
+    if op < 0.96:
+        return ["LTRIM", k, rnd.randint(0, 2), rnd.randint(-3, -1)]
+    return [rnd.choice(["LPOP", "RPOP"]), k, rnd.randint(1, 3)]
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_pipelined_pops_among_other_list_writes_match_redis(pair, seed):
+    """Pipelines of pops among the list writes that change what a pop returns: a run of single
+    pops in one write group reads the next elements ahead (src/types/list.cc), and every other
+    write in the group must still be seen by the pops after it."""
+    rnd = random.Random(seed)
+    p = pair(seed)
+    p.call(["FLUSHALL"])
+    keys = ["q1", "q2"]
+    values = ["e%d" % i for i in range(300)]
+    for _ in range(80):
+        for k in keys:
+            if p.call(["LLEN", k])[1] < 60:
+                p.call(["RPUSH", k] + values)
+        commands = [random_queue_write(rnd, keys, values) for _ in range(rnd.randint(10, 60))]
+        tested, oracle = p.tested(), p.oracle()
+        payload = b"".join(encode(*c) for c in commands)
+        tested.send_raw(payload)
+        oracle.send_raw(payload)
+        for c in commands:
+            p.note("(pipelined) " + " ".join(map(repr, c)))
+            a, b = tested.read(), oracle.read()
+            if a != b:
+                p.mismatch(c, a, b)
+    for k in keys:
+        p.call(["LRANGE", k, 0, -1])

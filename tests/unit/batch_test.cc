@@ -234,6 +234,50 @@ TEST_F(BatchTest, IndexingPassesOverMergesAndRangesOfOtherFamilies) {
   EXPECT_EQ(Read(ColumnFamily::kSubkey, "m"), "x");
 }
 
+// Entries read ahead answer the batch's point reads from memory (the database changing behind
+// the batch shows it: in the server, the group's locks keep it from changing), the batch's own
+// writes come first, and a commit forgets them. The pass stops after max_bytes from either end.
+TEST_F(BatchTest, ReadAheadAnswersUnwrittenKeysUntilCommit) {
+  auto e = [](int i) { return std::string("e").append(std::to_string(i)); };
+  Batch seed(engine());
+  for (int i = 0; i < 10; i++) seed.Put(ColumnFamily::kSubkey, e(i), "v");
+  ASSERT_TRUE(seed.Commit().ok());
+
+  Batch batch(engine());
+  batch.ReadAhead("e2", "e6", 1 << 20, false);
+  for (int i = 0; i < 10; i++) {
+    EXPECT_EQ(batch.ReadAheadHolds(e(i)), i >= 2 && i < 6) << i;
+  }
+  Batch other(engine());
+  for (const char* key : {"e1", "e3", "e4", "e5"}) other.Put(ColumnFamily::kSubkey, key, "new");
+  ASSERT_TRUE(other.Commit().ok());
+  std::string value;
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "e3", &value).ok());
+  EXPECT_EQ(value, "v");  // read ahead
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "e1", &value).ok());
+  EXPECT_EQ(value, "new");  // not read ahead
+  batch.Put(ColumnFamily::kSubkey, "e4", "mine");
+  batch.Delete(ColumnFamily::kSubkey, "e5");
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "e4", &value).ok());
+  EXPECT_EQ(value, "mine");
+  EXPECT_TRUE(batch.Get(ColumnFamily::kSubkey, "e5", &value).IsNotFound());
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_FALSE(batch.ReadAheadHolds("e3"));
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "e3", &value).ok());
+  EXPECT_EQ(value, "new");
+
+  batch.ReadAhead("e0", "e9", 1, true);  // one value's bytes reach the limit
+  EXPECT_TRUE(batch.ReadAheadHolds("e8"));
+  EXPECT_FALSE(batch.ReadAheadHolds("e7"));
+  batch.ReadAhead("e0", "e9", 2, false);  // "v" is one byte: two values
+  EXPECT_TRUE(batch.ReadAheadHolds("e0"));
+  EXPECT_TRUE(batch.ReadAheadHolds("e1"));
+  EXPECT_FALSE(batch.ReadAheadHolds("e2"));
+  EXPECT_FALSE(batch.ReadAheadHolds("e8"));
+  batch.Clear();
+  EXPECT_FALSE(batch.ReadAheadHolds("e0"));
+}
+
 TEST_F(BatchTest, ClearDropsPendingMetadata) {
   Batch batch(engine());
   batch.Put(ColumnFamily::kMetadata, "k", "v");
