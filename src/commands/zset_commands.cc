@@ -35,11 +35,8 @@ std::optional<std::vector<ScoredMember>> PopMembers(CommandContext& c, const std
                                                     bool max) {
   uint64_t n = std::min<uint64_t>(count, state.meta.size);
   if (n == 0) return std::vector<ScoredMember>{};
-  uint64_t size = state.meta.size;
-  auto items = max ? RankRange(c.ctx, c.db(), key, state.meta, size - n, size - 1)
-                   : RankRange(c.ctx, c.db(), key, state.meta, 0, n - 1);
+  auto items = PopCandidates(c.ctx, c.db(), key, state.meta, n, max);
   if (ReplyIfError(c, items.status())) return std::nullopt;
-  if (max) std::reverse(items->begin(), items->end());
   ZsetWriter w(c.ctx, c.db(), key, state);
   for (const auto& item : *items) w.Remove(item.member, item.score);
   if (!items->empty()) w.PoppedThrough(items->back().member, items->back().score, max);

@@ -85,6 +85,7 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
 }
 
 void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
+  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(nullptr);
   if (cf == ColumnFamily::kMetadata) {
     pending_metadata_[key.ToString()] = value.ToString();
     return;
@@ -98,6 +99,7 @@ void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice
 }
 
 void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
+  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(&key);
   if (cf == ColumnFamily::kMetadata) {
     pending_metadata_[key.ToString()] = std::nullopt;
     return;
@@ -111,6 +113,7 @@ void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
 }
 
 void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
+  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(nullptr);
   if (cf == ColumnFamily::kMetadata) {
     FlushPendingMetadata();
     metadata_in_index_ = true;
@@ -120,6 +123,7 @@ void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Sli
 }
 
 void Batch::DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rocksdb::Slice& end) {
+  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(nullptr);
   if (cf == ColumnFamily::kMetadata) {
     FlushPendingMetadata();
     metadata_in_index_ = true;
@@ -203,7 +207,9 @@ std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
 
 void Batch::ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, size_t max_bytes,
                       bool from_upper) {
-  read_ahead_.clear();
+  // Room for a few lists' runs (pops alternating between queues), then start over.
+  if (read_ahead_.size() >= kReadAheadEntries) read_ahead_.clear();
+  size_t before = read_ahead_.size();
   rocksdb::ReadOptions options;
   options.iterate_lower_bound = &lower;
   options.iterate_upper_bound = &upper;
@@ -216,7 +222,37 @@ void Batch::ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, 
   }
   // A failed pass leaves nothing read ahead: the point reads then go to the database.
   if (!it->status().ok()) read_ahead_.clear();
-  if (from_upper) std::reverse(read_ahead_.begin(), read_ahead_.end());
+  auto added = read_ahead_.begin() + static_cast<ptrdiff_t>(std::min(before, read_ahead_.size()));
+  if (from_upper) std::reverse(added, read_ahead_.end());
+  // Entries already held (a range read again) are equal: keep one of each, in key order.
+  std::inplace_merge(read_ahead_.begin(), added, read_ahead_.end());
+  read_ahead_.erase(std::unique(read_ahead_.begin(), read_ahead_.end(),
+                                [](const auto& a, const auto& b) { return a.first == b.first; }),
+                    read_ahead_.end());
+}
+
+void Batch::RememberPopRun(std::string tag, std::vector<std::string> keys) {
+  std::erase_if(pop_runs_, [&](const PopRun& run) { return run.tag == tag; });
+  if (pop_runs_.size() >= kPopRuns) pop_runs_.erase(pop_runs_.begin());
+  pop_runs_.push_back(PopRun{std::move(tag), std::move(keys), 0});
+}
+
+const std::string* Batch::NextOfPopRun(const std::string& tag) const {
+  for (const PopRun& run : pop_runs_) {
+    if (run.tag == tag) return run.next < run.keys.size() ? &run.keys[run.next] : nullptr;
+  }
+  return nullptr;
+}
+
+void Batch::NoteScoreIndexWrite(const rocksdb::Slice* deleted) {
+  if (pop_runs_.empty()) return;
+  for (PopRun& run : pop_runs_) {
+    if (deleted != nullptr && run.next < run.keys.size() && *deleted == run.keys[run.next]) {
+      run.next++;
+      return;
+    }
+  }
+  pop_runs_.clear();  // a write the runs did not foresee: they may no longer be the next entries
 }
 
 bool Batch::ReadAheadHolds(const rocksdb::Slice& key) const {
@@ -245,7 +281,9 @@ rocksdb::Status Batch::Commit() {
   batch_.Clear();
   metadata_in_index_ = false;
   ForgetUnindexed();
-  read_ahead_.clear();  // the batch's writes are now the database's: the values may be old
+  // The batch's writes are now the database's: what was read ahead may be old.
+  read_ahead_.clear();
+  pop_runs_.clear();
   return s;
 }
 
@@ -255,6 +293,7 @@ void Batch::Clear() {
   metadata_in_index_ = false;
   ForgetUnindexed();
   read_ahead_.clear();
+  pop_runs_.clear();
 }
 
 void Batch::ForgetUnindexed() {

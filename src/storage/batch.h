@@ -21,7 +21,9 @@
 // A caller that will read a run of `subkey` keys (a pipeline of pops) can read them ahead in one
 // pass (ReadAhead). Those values are the database's, so they answer only reads of keys the batch
 // has not written (the same bitmap rules that out) while its writes to `subkey` are unindexed, and
-// are forgotten at commit; the caller's locks keep the keys from changing in the meantime.
+// are forgotten at commit; the caller's locks keep the keys from changing in the meantime. A run
+// of sorted-set pops remembers the score-index entries it will take (RememberPopRun) until a
+// write to that index other than taking them in order.
 #pragma once
 
 #include <rocksdb/utilities/write_batch_with_index.h>
@@ -59,8 +61,15 @@ class Batch {
   // locks must keep those keys from changing meanwhile; the batch's own writes still come first.
   void ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, size_t max_bytes,
                  bool from_upper);
-  // Whether the last ReadAhead() read `key` (a `subkey` key).
+  // Whether a ReadAhead() since the last commit read `key` (a `subkey` key).
   bool ReadAheadHolds(const rocksdb::Slice& key) const;
+  // Remembers `keys` of `zset_score`, in the order a run of pops will delete them, under `tag`
+  // (which names the sorted set and the end). The run stays usable while the batch's only
+  // writes to `zset_score` delete the run's keys in that order: any other write to the family,
+  // a commit or a clear forgets it.
+  void RememberPopRun(std::string tag, std::vector<std::string> keys);
+  // The next key of the run remembered under `tag`, or nullptr.
+  const std::string* NextOfPopRun(const std::string& tag) const;
   // Whether this batch writes the `metadata` entry `key` (a command before in the same group
   // changed that key).
   bool WritesMetadata(const rocksdb::Slice& key) const;
@@ -85,6 +94,11 @@ class Batch {
   void IndexWritesOf(ColumnFamily cf);
   // The read-ahead value of `key`, or nullptr.
   const std::string* FindReadAhead(const rocksdb::Slice& key) const;
+  // Keeps the pop runs true to a write to `zset_score`: the deletion of a run's next key
+  // (`deleted`) advances that run; any other write forgets them all.
+  void NoteScoreIndexWrite(const rocksdb::Slice* deleted);
+  static constexpr size_t kReadAheadEntries = 128;
+  static constexpr size_t kPopRuns = 4;
 
   Engine* engine_;
   rocksdb::WriteBatchWithIndex batch_;
@@ -100,8 +114,15 @@ class Batch {
   // Hashes of the `subkey` keys written outside the index (false positives only cost indexing).
   static constexpr size_t kSubkeyFilterBits = 4096;
   std::bitset<kSubkeyFilterBits> unindexed_subkeys_;
-  // The last ReadAhead()'s entries, in key order.
+  // What ReadAhead() read since the last commit, in key order (a few runs at most).
   std::vector<std::pair<std::string, std::string>> read_ahead_;
+  struct PopRun {
+    std::string tag;
+    std::vector<std::string> keys;
+    size_t next = 0;  // keys before it were deleted, in order
+  };
+  // The pop runs remembered, a few at most (pops alternating between sorted sets keep theirs).
+  std::vector<PopRun> pop_runs_;
 };
 
 }  // namespace basalt

@@ -17,6 +17,9 @@ Status IterStatus(const MemberIterator& it) {
   return it.status();
 }
 
+// How many entries a run of single pops reads ahead (PopCandidates).
+constexpr uint64_t kPopReadAhead = 32;
+
 // A zset_score entry's member part: encoded score | member.
 std::string_view IndexMember(std::string_view entry) {
   return entry.substr(kScoreBytes);
@@ -187,6 +190,39 @@ StatusOr<std::vector<ScoredMember>> RankRange(Context& ctx, int db, std::string_
   if (!s.ok()) return s;
   if (from_top) std::reverse(out.begin(), out.end());
   return out;
+}
+
+StatusOr<std::vector<ScoredMember>> PopCandidates(Context& ctx, int db, std::string_view key,
+                                                  const Metadata& meta, uint64_t count,
+                                                  bool from_top) {
+  uint64_t n = std::min(count, meta.size);
+  bool in_a_run = n == 1 && meta.size >= 2 &&
+                  ctx.batch().WritesMetadata(MetadataKey(ctx.keyspace()->Physical(db), key));
+  if (!in_a_run) {
+    auto items = from_top ? RankRange(ctx, db, key, meta, meta.size - n, meta.size - 1)
+                          : RankRange(ctx, db, key, meta, 0, n - 1);
+    if (items.ok() && from_top) std::reverse(items->begin(), items->end());
+    return items;
+  }
+  std::string prefix = MemberKey(ctx, db, key, meta.version, "");
+  std::string tag = prefix + (from_top ? "+" : "-");
+  const std::string* next = ctx.batch().NextOfPopRun(tag);
+  if (next == nullptr) {
+    uint64_t k = std::min(kPopReadAhead, meta.size);
+    auto run = from_top ? RankRange(ctx, db, key, meta, meta.size - k, meta.size - 1)
+                        : RankRange(ctx, db, key, meta, 0, k - 1);
+    if (!run.ok()) return run.status();
+    if (from_top) std::reverse(run->begin(), run->end());
+    std::vector<std::string> keys;
+    keys.reserve(run->size());
+    for (const ScoredMember& item : *run)
+      keys.push_back(prefix + EncodeScore(item.score) + item.member);
+    ctx.batch().RememberPopRun(tag, std::move(keys));
+    next = ctx.batch().NextOfPopRun(tag);
+    if (next == nullptr) return std::vector<ScoredMember>{};
+  }
+  std::string_view entry = std::string_view(*next).substr(prefix.size());
+  return std::vector<ScoredMember>{{std::string(IndexMember(entry)), IndexScore(entry)}};
 }
 
 StatusOr<uint64_t> MemberRank(Context& ctx, int db, std::string_view key, const Metadata& meta,

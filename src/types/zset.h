@@ -70,6 +70,13 @@ using ZsetVisitor = std::function<bool(std::string_view member, double score)>;
 StatusOr<std::vector<ScoredMember>> RankRange(Context& ctx, int db, std::string_view key,
                                               const Metadata& meta, uint64_t start, uint64_t stop,
                                               size_t max_bytes = SIZE_MAX);
+// The members a pop of `count` takes from the low end (the high end if `from_top`), in pop
+// order; it removes nothing. A single pop that follows another write to the same sorted set in
+// one write group (a pipeline of pops) reads the next entries at that end once and leaves them
+// to the batch for the pops after it (Batch::RememberPopRun): one seek per run, not per pop.
+StatusOr<std::vector<ScoredMember>> PopCandidates(Context& ctx, int db, std::string_view key,
+                                                  const Metadata& meta, uint64_t count,
+                                                  bool from_top);
 // The forward rank of `member` (which has `score`): walks from both ends at once, so the cost
 // is the distance to the nearer end.
 StatusOr<uint64_t> MemberRank(Context& ctx, int db, std::string_view key, const Metadata& meta,

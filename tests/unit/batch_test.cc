@@ -236,7 +236,8 @@ TEST_F(BatchTest, IndexingPassesOverMergesAndRangesOfOtherFamilies) {
 
 // Entries read ahead answer the batch's point reads from memory (the database changing behind
 // the batch shows it: in the server, the group's locks keep it from changing), the batch's own
-// writes come first, and a commit forgets them. The pass stops after max_bytes from either end.
+// writes come first, and a commit forgets them. The pass stops after max_bytes from either end;
+// passes add up.
 TEST_F(BatchTest, ReadAheadAnswersUnwrittenKeysUntilCommit) {
   auto e = [](int i) { return std::string("e").append(std::to_string(i)); };
   Batch seed(engine());
@@ -273,9 +274,49 @@ TEST_F(BatchTest, ReadAheadAnswersUnwrittenKeysUntilCommit) {
   EXPECT_TRUE(batch.ReadAheadHolds("e0"));
   EXPECT_TRUE(batch.ReadAheadHolds("e1"));
   EXPECT_FALSE(batch.ReadAheadHolds("e2"));
-  EXPECT_FALSE(batch.ReadAheadHolds("e8"));
+  EXPECT_TRUE(batch.ReadAheadHolds("e8"));      // a later pass adds to the earlier ones
+  batch.ReadAhead("e1", "e3", 1 << 20, false);  // overlapping: e1 is held once
+  Batch other2(engine());
+  other2.Put(ColumnFamily::kSubkey, "e1", "newer");
+  other2.Put(ColumnFamily::kSubkey, "e2", "newer");
+  ASSERT_TRUE(other2.Commit().ok());
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "e1", &value).ok());
+  EXPECT_EQ(value, "new");
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "e2", &value).ok());
+  EXPECT_EQ(value, "v");
   batch.Clear();
   EXPECT_FALSE(batch.ReadAheadHolds("e0"));
+}
+
+// A pop run stays usable while the batch deletes its keys in order, and is forgotten by any
+// other write to `zset_score` (a put, an out-of-order deletion), a commit or a clear. Runs of a
+// few sorted sets are kept at once.
+TEST_F(BatchTest, PopRunsFollowTheirDeletionsAndNothingElse) {
+  Batch batch(engine());
+  batch.RememberPopRun("a-", {"a1", "a2", "a3"});
+  batch.RememberPopRun("b+", {"b9", "b8"});
+  ASSERT_NE(batch.NextOfPopRun("a-"), nullptr);
+  EXPECT_EQ(*batch.NextOfPopRun("a-"), "a1");
+  EXPECT_EQ(batch.NextOfPopRun("a+"), nullptr);
+  batch.Delete(ColumnFamily::kZsetScore, "a1");
+  batch.Delete(ColumnFamily::kZsetScore, "b9");
+  batch.Delete(ColumnFamily::kSubkey, "a2");  // another family: no effect
+  EXPECT_EQ(*batch.NextOfPopRun("a-"), "a2");
+  EXPECT_EQ(*batch.NextOfPopRun("b+"), "b8");
+  batch.Delete(ColumnFamily::kZsetScore, "b8");
+  EXPECT_EQ(batch.NextOfPopRun("b+"), nullptr);  // used up
+  batch.Delete(ColumnFamily::kZsetScore, "a3");  // out of order
+  EXPECT_EQ(batch.NextOfPopRun("a-"), nullptr);
+
+  batch.RememberPopRun("a-", {"a2", "a3"});
+  batch.Put(ColumnFamily::kZsetScore, "a0", "");  // may sort before the run
+  EXPECT_EQ(batch.NextOfPopRun("a-"), nullptr);
+  batch.RememberPopRun("a-", {"a2", "a3"});
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_EQ(batch.NextOfPopRun("a-"), nullptr);
+  batch.RememberPopRun("a-", {"a2", "a3"});
+  batch.Clear();
+  EXPECT_EQ(batch.NextOfPopRun("a-"), nullptr);
 }
 
 TEST_F(BatchTest, ClearDropsPendingMetadata) {
