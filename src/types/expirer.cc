@@ -121,7 +121,7 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
     ctx.expire_deltas_[d.pdb]--;
     if (same_incarnation) {
       ctx.batch().Delete(ColumnFamily::kMetadata, meta_key);
-      ctx.touched_.emplace(d.pdb, d.key);
+      ctx.touched_.emplace_back(d.pdb, d.key);
       deleted++;
     }
   }

@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+
 #include "common/clock.h"
 #include "common/coding.h"
 #include "storage/format_marker.h"
@@ -239,7 +241,7 @@ void Context::Write(int db, std::string_view key, const Metadata& meta, const Ke
   }
   Register(pdb, key, meta);
   batch_.Put(ColumnFamily::kMetadata, MetadataKey(pdb, key), meta.Encode());
-  touched_.emplace(pdb, std::string(key));
+  touched_.emplace_back(pdb, std::string(key));
 }
 
 void Context::WriteCollection(int db, std::string_view key, const Metadata& meta,
@@ -256,7 +258,7 @@ void Context::Delete(int db, std::string_view key, const KeyState& old) {
   uint8_t pdb = keyspace_->Physical(db);
   Retire(pdb, key, old.meta);
   batch_.Delete(ColumnFamily::kMetadata, MetadataKey(pdb, key));
-  touched_.emplace(pdb, std::string(key));
+  touched_.emplace_back(pdb, std::string(key));
 }
 
 void Context::Discard() {
@@ -289,6 +291,8 @@ Status Context::Commit() {
   keyspace_->ApplyCounts(key_deltas_, expire_deltas_);
   key_deltas_.fill(0);
   expire_deltas_.fill(0);
+  std::sort(touched_.begin(), touched_.end());
+  touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
   for (const auto& [pdb, key] : touched_) {
     keyspace_->watches_.Touch(pdb, key);
     if (keyspace_->touch_listener_) keyspace_->touch_listener_(pdb, key);

@@ -15,7 +15,6 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -164,7 +163,9 @@ class Context {
   int64_t now_ms_;
   std::array<int64_t, kMaxDatabases> key_deltas_{};
   std::array<int64_t, kMaxDatabases> expire_deltas_{};
-  std::set<std::pair<uint8_t, std::string>> touched_;
+  // Keys written, repeats included (a sorted set cost a node and a search per write; the
+  // repeats go at commit).
+  std::vector<std::pair<uint8_t, std::string>> touched_;
   std::vector<std::function<void()>> after_commit_;
   bool wrote_ = false;
 };
