@@ -35,11 +35,12 @@ Durability ParseDurability(const std::string& v) {
 }
 
 // Which of a family's writes start their memtable insert cold, so that WarmMemtables walks toward
-// them first. `metadata`: all, since the metadata cache answers reads without walking the
-// memtable. `subkey`: deletions only; a member is read (an existence check, which walks the
-// memtable) before it is written, but ZPOPMIN, ZPOPMAX and ZREMRANGEBY* delete members found in
-// `zset_score`. Warming `subkey` writes and `zset_score` measured no gain (docs/benchmarks.md,
-// changes 15, 16 and 17).
+// them first (and the inserts start where the walks left off). `metadata`: all, since the
+// metadata cache answers reads without walking the memtable. `zset_score`: all, since nothing
+// reads an entry before ZADD writes it. `subkey`: deletions only; a member is read (an existence
+// check, which walks the memtable) before it is written, but ZPOPMIN, ZPOPMAX and ZREMRANGEBY*
+// delete members found in `zset_score`. Warming `subkey` puts measured no clear gain
+// (docs/benchmarks.md, changes 15-18 and 21).
 enum class Warming { kNone, kAllWrites, kDeletions };
 
 Warming WarmingOf(ColumnFamily cf) {
@@ -48,6 +49,8 @@ Warming WarmingOf(ColumnFamily cf) {
       return Warming::kAllWrites;
     case ColumnFamily::kSubkey:
       return Warming::kDeletions;
+    case ColumnFamily::kZsetScore:
+      return Warming::kAllWrites;
     default:
       return Warming::kNone;
   }
