@@ -109,7 +109,8 @@ class MetadataCacheUpdater : public rocksdb::WriteBatch::Handler {
 };
 
 // Gathers the keys a batch inserts into each column family's memtable (by RocksDB's column
-// family id), deletions apart from the rest, for SkipListMemTableFactory::WarmInsertPaths.
+// family id), in the batch's order (the order RocksDB inserts them in): all of them, and the
+// deletions alone, for SkipListMemTableFactory::WarmInsertPaths.
 class InsertedKeys : public rocksdb::WriteBatch::Handler {
  public:
   InsertedKeys(std::vector<std::vector<rocksdb::Slice>>* writes,
@@ -117,30 +118,31 @@ class InsertedKeys : public rocksdb::WriteBatch::Handler {
       : writes_(writes), deletions_(deletions) {}
 
   rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice&) override {
-    return Add(writes_, cf, key);
+    return Add(cf, key, false);
   }
   rocksdb::Status MergeCF(uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice&) override {
-    return Add(writes_, cf, key);
+    return Add(cf, key, false);
   }
   rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
-    return Add(deletions_, cf, key);
+    return Add(cf, key, true);
   }
   rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
-    return Add(deletions_, cf, key);
+    return Add(cf, key, true);
   }
   rocksdb::Status DeleteRangeCF(uint32_t, const rocksdb::Slice&, const rocksdb::Slice&) override {
     return rocksdb::Status::OK();  // range deletions have a table of their own
   }
 
  private:
-  static rocksdb::Status Add(std::vector<std::vector<rocksdb::Slice>>* by_family, uint32_t cf,
-                             const rocksdb::Slice& key) {
-    if (cf < by_family->size()) (*by_family)[cf].push_back(key);
+  rocksdb::Status Add(uint32_t cf, const rocksdb::Slice& key, bool deletion) {
+    if (cf >= writes_->size()) return rocksdb::Status::OK();
+    (*writes_)[cf].push_back(key);
+    if (deletion) (*deletions_)[cf].push_back(key);
     return rocksdb::Status::OK();
   }
 
-  std::vector<std::vector<rocksdb::Slice>>* writes_;
-  std::vector<std::vector<rocksdb::Slice>>* deletions_;
+  std::vector<std::vector<rocksdb::Slice>>* writes_;     // every insert
+  std::vector<std::vector<rocksdb::Slice>>* deletions_;  // the deletions among them
 };
 
 }  // namespace
@@ -401,8 +403,7 @@ void Engine::WarmMemtables(const rocksdb::WriteBatch& batch) {
   for (size_t id = 0; id < warmed_families_.size(); id++) {
     const WarmedFamily& family = warmed_families_[id];
     if (!family.memtables) continue;
-    std::vector<rocksdb::Slice>& keys = family.deletions_only ? deletions[id] : writes[id];
-    if (!family.deletions_only) keys.insert(keys.end(), deletions[id].begin(), deletions[id].end());
+    const std::vector<rocksdb::Slice>& keys = family.deletions_only ? deletions[id] : writes[id];
     if (keys.size() >= 2) family.memtables->WarmInsertPaths(keys);
   }
 }
