@@ -9,7 +9,7 @@ conftest.py makes them.
 """
 import pytest
 
-from resp import RawConn
+from resp import RawConn, encode
 
 
 class WeightedGen:
@@ -76,6 +76,19 @@ class DiffPair:
     def mismatch(self, args, a, b):
         self.fail("reply mismatch for %r\n  server under test: %s\n  redis oracle:      %s"
                   % (shown(args), short(a), short(b)))
+
+    def pipeline(self, commands, slot=0):
+        """All of `commands` sent to both servers in one write before any reply is read (so
+        that Basalt runs its writes in one write group); requires identical replies."""
+        t, o = self.slots[slot]
+        payload = b"".join(encode(*c) for c in commands)
+        t.send_raw(payload)
+        o.send_raw(payload)
+        for c in commands:
+            self.note("(pipelined) " + " ".join(map(repr, shown(c))))
+            a, b = t.read(), o.read()
+            if a != b:
+                self.mismatch(c, a, b)
 
     def call(self, args, slot=0, tag=""):
         """send() and require identical replies; returns the tested server's reply."""
