@@ -62,18 +62,21 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
       return rocksdb::Status::OK();
     }
   }
-  // A read of a member needs the unindexed writes only if it may be one of them (SADD's and
-  // HSET's existence checks of a write group are reads of other members).
-  bool may_be_written =
-      cf != ColumnFamily::kSubkey || unindexed_subkeys_.test(SubkeyFilterBit(key));
-  // Values read ahead are the database's: they answer for keys the batch has not written.
-  if (!may_be_written && WritesUnindexed(cf)) {
-    if (const std::string* found = FindReadAhead(key)) {
-      *value = *found;
-      return rocksdb::Status::OK();
+  if (cf == ColumnFamily::kSubkey) {
+    // A read of a member needs the unindexed writes only if it may be one of them (SADD's and
+    // HSET's existence checks of a write group are reads of other members).
+    bool may_be_written = unindexed_subkeys_.test(SubkeyFilterBit(key));
+    // Values read ahead are the database's: they answer for keys the batch has not written.
+    if (!may_be_written && WritesUnindexed(cf)) {
+      if (const std::string* found = FindReadAhead(key)) {
+        *value = *found;
+        return rocksdb::Status::OK();
+      }
     }
+    if (may_be_written) IndexWritesOf(cf);
+  } else {
+    IndexWritesOf(cf);
   }
-  if (may_be_written) IndexWritesOf(cf);
   // Most commands read before they write anything: then there is nothing to layer, and the
   // batch's index lookup and merge handling are skipped, as they are for a family none of whose
   // writes are in the index.
@@ -253,6 +256,10 @@ void Batch::NoteScoreIndexWrite(const rocksdb::Slice* deleted) {
     }
   }
   pop_runs_.clear();  // a write the runs did not foresee: they may no longer be the next entries
+}
+
+bool Batch::MayHaveWritten(const rocksdb::Slice& key) const {
+  return !WritesUnindexed(ColumnFamily::kSubkey) || unindexed_subkeys_.test(SubkeyFilterBit(key));
 }
 
 bool Batch::ReadAheadHolds(const rocksdb::Slice& key) const {

@@ -63,6 +63,10 @@ class Batch {
                  bool from_upper);
   // Whether a ReadAhead() since the last commit read `key` (a `subkey` key).
   bool ReadAheadHolds(const rocksdb::Slice& key) const;
+  // Whether a point read of `subkey` key `key` may need this batch's own writes, so that no
+  // read-ahead would answer it: the family's writes are indexed, or the bitmap of the unindexed
+  // ones does not rule the key out.
+  bool MayHaveWritten(const rocksdb::Slice& key) const;
   // Remembers `keys` of `zset_score`, in the order a run of pops will delete them, under `tag`
   // (which names the sorted set and the end). The run stays usable while the batch's only
   // writes to `zset_score` delete the run's keys in that order: any other write to the family,

@@ -59,7 +59,9 @@ void ReadAheadOfPops(Context& ctx, int db, std::string_view key, const Metadata&
                      ListEnd end) {
   uint64_t index = end == ListEnd::kLeft ? meta.list_head : meta.list_tail - 1;
   std::string next = IndexKey(ctx, db, key, meta, index);
-  if (meta.size < 2 || ctx.batch().ReadAheadHolds(next) ||
+  // Nothing to gain where the next read is answered already, or needs the batch's own writes
+  // (a pop right after a push to the same end).
+  if (meta.size < 2 || ctx.batch().ReadAheadHolds(next) || ctx.batch().MayHaveWritten(next) ||
       !ctx.batch().WritesMetadata(MetadataKey(ctx.keyspace()->Physical(db), key))) {
     return;
   }

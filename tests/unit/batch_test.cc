@@ -257,8 +257,11 @@ TEST_F(BatchTest, ReadAheadAnswersUnwrittenKeysUntilCommit) {
   EXPECT_EQ(value, "v");  // read ahead
   ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "e1", &value).ok());
   EXPECT_EQ(value, "new");  // not read ahead
+  EXPECT_FALSE(batch.MayHaveWritten("e4"));
   batch.Put(ColumnFamily::kSubkey, "e4", "mine");
   batch.Delete(ColumnFamily::kSubkey, "e5");
+  EXPECT_TRUE(batch.MayHaveWritten("e4"));
+  EXPECT_TRUE(batch.MayHaveWritten("e5"));
   ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "e4", &value).ok());
   EXPECT_EQ(value, "mine");
   EXPECT_TRUE(batch.Get(ColumnFamily::kSubkey, "e5", &value).IsNotFound());
@@ -286,6 +289,11 @@ TEST_F(BatchTest, ReadAheadAnswersUnwrittenKeysUntilCommit) {
   EXPECT_EQ(value, "v");
   batch.Clear();
   EXPECT_FALSE(batch.ReadAheadHolds("e0"));
+  // Once an iterator has indexed the family's writes, every key may be the batch's.
+  batch.Put(ColumnFamily::kSubkey, "e4", "mine");
+  EXPECT_FALSE(batch.MayHaveWritten("e6"));
+  EXPECT_EQ(Scan(batch, ColumnFamily::kSubkey).size(), 9u);  // e5 was deleted
+  EXPECT_TRUE(batch.MayHaveWritten("e6"));
 }
 
 // A pop run stays usable while the batch deletes its keys in order, and is forgotten by any
