@@ -195,24 +195,23 @@ StatusOr<std::vector<ScoredMember>> RankRange(Context& ctx, int db, std::string_
 StatusOr<std::vector<ScoredMember>> PopCandidates(Context& ctx, int db, std::string_view key,
                                                   const Metadata& meta, uint64_t count,
                                                   bool from_top) {
-  uint64_t n = std::min(count, meta.size);
-  bool in_a_run = n == 1 && meta.size >= 2 &&
-                  ctx.batch().WritesMetadata(MetadataKey(ctx.keyspace()->Physical(db), key));
-  if (!in_a_run) {
+  // The first `n` members at the popped end, in pop order.
+  auto end_members = [&](uint64_t n) {
     auto items = from_top ? RankRange(ctx, db, key, meta, meta.size - n, meta.size - 1)
                           : RankRange(ctx, db, key, meta, 0, n - 1);
     if (items.ok() && from_top) std::reverse(items->begin(), items->end());
     return items;
-  }
+  };
+  uint64_t n = std::min(count, meta.size);
+  bool in_a_run = n == 1 && meta.size >= 2 &&
+                  ctx.batch().WritesMetadata(MetadataKey(ctx.keyspace()->Physical(db), key));
+  if (!in_a_run) return end_members(n);
   std::string prefix = MemberKey(ctx, db, key, meta.version, "");
   std::string tag = prefix + (from_top ? "+" : "-");
   const std::string* next = ctx.batch().NextOfPopRun(tag);
   if (next == nullptr) {
-    uint64_t k = std::min(kPopReadAhead, meta.size);
-    auto run = from_top ? RankRange(ctx, db, key, meta, meta.size - k, meta.size - 1)
-                        : RankRange(ctx, db, key, meta, 0, k - 1);
+    auto run = end_members(std::min(kPopReadAhead, meta.size));
     if (!run.ok()) return run.status();
-    if (from_top) std::reverse(run->begin(), run->end());
     std::vector<std::string> keys;
     keys.reserve(run->size());
     for (const ScoredMember& item : *run)
