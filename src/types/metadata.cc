@@ -55,9 +55,16 @@ std::string Metadata::Encode() const {
     PutFixed64(&out, list_head);
     PutFixed64(&out, list_tail);
   }
-  if (type == RedisType::kZset && (!zset_low.empty() || !zset_high.empty())) {
-    PutLengthPrefixed(&out, zset_low);
-    PutLengthPrefixed(&out, zset_high);
+  if (type == RedisType::kZset && (!zset_low.mark.empty() || !zset_high.mark.empty())) {
+    PutLengthPrefixed(&out, zset_low.mark);
+    PutLengthPrefixed(&out, zset_high.mark);
+    // Only sets fed beyond a mark since the last pop carry the lists (and older values none).
+    if (!zset_low.beyond.empty() || !zset_high.beyond.empty()) {
+      for (const ZsetEnd* end : {&zset_low, &zset_high}) {
+        PutFixed32(&out, static_cast<uint32_t>(end->beyond.size()));
+        for (const std::string& entry : end->beyond) PutLengthPrefixed(&out, entry);
+      }
+    }
   }
   return out;
 }
@@ -92,14 +99,25 @@ bool Metadata::Decode(std::string_view in) {
   if (type == RedisType::kList) {
     if (!GetFixed64(&in, &list_head) || !GetFixed64(&in, &list_tail)) return false;
   }
-  zset_low.clear();
-  zset_high.clear();
+  zset_low = ZsetEnd();
+  zset_high = ZsetEnd();
   if (type == RedisType::kZset && !in.empty()) {
     std::string_view low, high;
-    if (!GetLengthPrefixed(&in, &low) || !GetLengthPrefixed(&in, &high) || !in.empty())
-      return false;
-    zset_low.assign(low);
-    zset_high.assign(high);
+    if (!GetLengthPrefixed(&in, &low) || !GetLengthPrefixed(&in, &high)) return false;
+    zset_low.mark.assign(low);
+    zset_high.mark.assign(high);
+    for (ZsetEnd* end : {&zset_low, &zset_high}) {
+      uint32_t n;
+      if (in.empty() && end == &zset_low) break;
+      if (!GetFixed32(&in, &n) || n > in.size() / 4) return false;
+      end->beyond.resize(n);
+      for (std::string& entry : end->beyond) {
+        std::string_view e;
+        if (!GetLengthPrefixed(&in, &e)) return false;
+        entry.assign(e);
+      }
+    }
+    if (!in.empty()) return false;
   }
   return true;
 }

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace basalt {
 
@@ -39,6 +40,17 @@ const char* RedisTypeName(RedisType type);
 // values written by APPEND/SETRANGE are "raw", INCRBYFLOAT results are never "int".
 enum class StringEncoding : uint8_t { kAuto = 0, kRaw = 1, kNoInt = 2 };
 
+// One end of a sorted set's score index (entries `score | member`). `mark` is the last entry
+// popped from that end (empty: none), and the tombstones of the pops lie beyond it. `beyond`
+// lists, ascending, every live entry beyond the mark (below a low one, above a high one): the
+// members added there since the last pop. Scans from that end take those first and then seek
+// straight to the mark. When an addition would make the list too long, the mark moves to the
+// farthest entry instead and the list empties (types/zset.cc).
+struct ZsetEnd {
+  std::string mark;
+  std::vector<std::string> beyond;
+};
+
 struct Metadata {
   RedisType type = RedisType::kNone;
   StringEncoding encoding = StringEncoding::kAuto;
@@ -52,11 +64,10 @@ struct Metadata {
   bool segmented = false;
   uint8_t segment_shift = 0;  // segmented strings: each segment holds 1 << shift bytes
   std::string value;          // inline strings: the whole value
-  // Sorted sets: no live `zset_score` entry (score | member) lies below `zset_low` or above
-  // `zset_high` (empty: no bound). Pops from either end move them, so the next scan from that
-  // end seeks past the tombstones earlier pops left instead of stepping over each of them.
-  std::string zset_low;
-  std::string zset_high;
+  // Sorted sets: what the pops from each end of the score index left there, so that the next
+  // scan from that end seeks past the tombstones of earlier pops instead of stepping over them.
+  ZsetEnd zset_low;
+  ZsetEnd zset_high;
 
   bool IsCollection() const { return type != RedisType::kString && type != RedisType::kNone; }
   // Whether entries in `subkey` belong to this key (under its version).

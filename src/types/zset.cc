@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "common/strutil.h"
 
@@ -28,11 +29,104 @@ double IndexScore(std::string_view entry) {
   return DecodeScore(entry.substr(0, kScoreBytes));
 }
 
-// Where a forward scan of the score index starting at `target` may begin: past the low mark,
-// so that the tombstones of earlier pops from the low end are never stepped over.
-std::string StartAtOrAfterLowMark(const Metadata& meta, std::string target) {
-  return target < meta.zset_low ? meta.zset_low : target;
+// Entries longer than this are not kept in the metadata, which every command reads.
+constexpr size_t kMaxMark = 256;
+// At most this many bytes of entries are listed beyond each end's mark (ZsetEnd::beyond).
+constexpr size_t kMaxBeyondBytes = 512;
+
+// Whether `entry` lies beyond `end`'s pop mark: below a low one, above a high one.
+bool BeyondMark(const ZsetEnd& end, std::string_view entry, bool top) {
+  return !end.mark.empty() && (top ? entry > end.mark : entry < end.mark);
 }
+
+// A string no longer than kMaxMark that sorts at or below `entry` (at or above it with `top`).
+std::string BoundOf(std::string_view entry, bool top) {
+  if (entry.size() <= kMaxMark) return std::string(entry);
+  std::string bound(entry.substr(0, kMaxMark));
+  if (!top) return bound;  // a prefix sorts before the whole
+  // The shortest string above every string that starts with the prefix.
+  while (!bound.empty() && static_cast<uint8_t>(bound.back()) == 0xff) bound.pop_back();
+  if (bound.empty()) return std::string(entry);
+  bound.back() = static_cast<char>(static_cast<uint8_t>(bound.back()) + 1);
+  return bound;
+}
+
+// Walks the score index from one end: first the live entries the metadata lists beyond that
+// end's pop mark, then from the mark on (Metadata::ZsetEnd), so it never steps over the
+// tombstones of earlier pops. The iterator is made only when the walk gets past the list: a
+// single pop of a member added beyond the mark reads nothing.
+class EndWalk {
+ public:
+  EndWalk(Context& ctx, int db, std::string_view key, const Metadata& meta, bool top)
+      : ctx_(ctx),
+        db_(db),
+        key_(key),
+        meta_(meta),
+        end_(top ? meta.zset_high : meta.zset_low),
+        top_(top) {}
+
+  // Positions at the first live entry from this end.
+  void Start() { StartWith(end_.beyond.size(), end_.mark); }
+  // The low end only: positions at the first live entry at or above `target`.
+  void StartAtOrAbove(std::string target) {
+    auto first = std::lower_bound(end_.beyond.begin(), end_.beyond.end(), target);
+    StartWith(end_.beyond.end() - first, std::max(target, end_.mark));
+  }
+  // The high end only: positions at the last live entry below `target`.
+  void StartBelow(std::string target) {
+    auto first = std::lower_bound(end_.beyond.begin(), end_.beyond.end(), target);
+    bool from_mark = !end_.mark.empty() && end_.mark < target;
+    StartWith(first - end_.beyond.begin(), from_mark ? end_.mark : std::move(target), !from_mark);
+  }
+  bool Valid() const { return listed_ > 0 || (it_.has_value() && it_->Valid()); }
+  // score | member of the current entry.
+  std::string_view entry() const { return listed_ > 0 ? Listed() : it_->member(); }
+  // Moves one entry away from the end.
+  void Step() {
+    if (listed_ == 0) {
+      top_ ? it_->Prev() : it_->Next();
+    } else if (--listed_ == 0) {
+      Seek();
+    }
+  }
+  Status status() const { return it_.has_value() ? IterStatus(*it_) : Status::OK(); }
+
+ private:
+  // Takes the `listed` entries nearest the mark (all there are from this end's side), then
+  // continues from `resume` (the high end: at or below it, or below it with `before`).
+  void StartWith(size_t listed, std::string resume, bool before = false) {
+    listed_ = listed;
+    resume_ = std::move(resume);
+    before_ = before;
+    if (listed_ == 0) Seek();
+  }
+  std::string_view Listed() const {
+    const auto& list = end_.beyond;
+    return top_ ? list[listed_ - 1] : list[list.size() - listed_];
+  }
+  void Seek() {
+    if (!it_.has_value()) it_.emplace(ctx_, ColumnFamily::kZsetScore, db_, key_, meta_.version);
+    if (!top_) return it_->Seek(resume_);
+    if (!before_) return it_->SeekToLast(resume_);
+    it_->Seek(resume_);
+    if (it_->Valid()) {
+      it_->Prev();
+    } else if (IterStatus(*it_).ok()) {
+      it_->SeekToLast();
+    }
+  }
+
+  Context& ctx_;
+  int db_;
+  std::string_view key_;
+  const Metadata& meta_;
+  const ZsetEnd& end_;
+  bool top_;
+  size_t listed_ = 0;  // listed entries left, the current one included
+  std::string resume_;
+  bool before_ = false;
+  std::optional<MemberIterator> it_;
+};
 
 // Compares two lex bounds, the infinities included.
 int CompareBounds(const LexBound& a, const LexBound& b) {
@@ -75,34 +169,36 @@ bool ParseScoreBound(std::string_view s, double* v, bool* exclusive) {
 // Redis's small sorted sets use for lex ranges whatever their scores).
 Status ScanLexByScoreIndex(Context& ctx, int db, std::string_view key, const Metadata& meta,
                            const LexRange& range, bool reverse, const ZsetVisitor& visit) {
-  MemberIterator it(ctx, ColumnFamily::kZsetScore, db, key, meta.version);
+  EndWalk low(ctx, db, key, meta, false), high(ctx, db, key, meta, true);
   // Like zzlIsInLexRange: nothing when the last member is below min or the first above max.
-  it.SeekToLast();
-  if (it.Valid() && !range.AboveMin(IndexMember(it.member()))) return IterStatus(it);
-  it.Seek();
-  if (it.Valid() && !range.BelowMax(IndexMember(it.member()))) return IterStatus(it);
+  high.Start();
+  if (high.Valid() && !range.AboveMin(IndexMember(high.entry()))) return high.status();
+  low.Start();
+  if (low.Valid() && !range.BelowMax(IndexMember(low.entry()))) return low.status();
+  EndWalk& walk = reverse ? high : low;
   bool started = false;
-  for (reverse ? it.SeekToLast() : it.Seek(); it.Valid(); reverse ? it.Prev() : it.Next()) {
-    std::string_view m = IndexMember(it.member());
+  for (; walk.Valid(); walk.Step()) {
+    std::string_view m = IndexMember(walk.entry());
     if (!started) {
       if (reverse ? !range.BelowMax(m) : !range.AboveMin(m)) continue;
       started = true;
     }
     if (reverse ? !range.AboveMin(m) : !range.BelowMax(m)) break;
-    if (!visit(m, IndexScore(it.member()))) break;
+    if (!visit(m, IndexScore(walk.entry()))) break;
   }
-  return IterStatus(it);
+  return walk.status();
 }
 
 // Whether every member has the same score (then member order is score order).
 StatusOr<bool> UniformScores(Context& ctx, int db, std::string_view key, const Metadata& meta) {
-  MemberIterator it(ctx, ColumnFamily::kZsetScore, db, key, meta.version);
-  it.Seek();
-  if (!it.Valid()) return IterStatus(it).ok() ? StatusOr<bool>(true) : IterStatus(it);
-  std::string first(it.member().substr(0, kScoreBytes));
-  it.SeekToLast();
-  if (!it.Valid()) return IterStatus(it).ok() ? StatusOr<bool>(true) : IterStatus(it);
-  return it.member().substr(0, kScoreBytes) == first;
+  EndWalk low(ctx, db, key, meta, false), high(ctx, db, key, meta, true);
+  low.Start();
+  high.Start();
+  if (!low.Valid() || !high.Valid()) {
+    Status s = low.status().ok() ? high.status() : low.status();
+    return s.ok() ? StatusOr<bool>(true) : s;
+  }
+  return low.entry().substr(0, kScoreBytes) == high.entry().substr(0, kScoreBytes);
 }
 
 }  // namespace
@@ -170,23 +266,18 @@ StatusOr<std::vector<ScoredMember>> RankRange(Context& ctx, int db, std::string_
   std::vector<ScoredMember> out;
   if (start > stop || start >= meta.size) return out;
   stop = std::min(stop, meta.size - 1);
-  MemberIterator it(ctx, ColumnFamily::kZsetScore, db, key, meta.version);
   bool from_top = meta.size - 1 - stop < start;
   uint64_t skip = from_top ? meta.size - 1 - stop : start;
   uint64_t rank = 0;
   size_t bytes = 0;
-  if (from_top) {
-    it.SeekToLast(meta.zset_high);
-  } else {
-    it.Seek(meta.zset_low);
-  }
-  for (; it.Valid() && out.size() <= stop - start && bytes <= max_bytes;
-       from_top ? it.Prev() : it.Next()) {
+  EndWalk walk(ctx, db, key, meta, from_top);
+  for (walk.Start(); walk.Valid() && out.size() <= stop - start && bytes <= max_bytes;
+       walk.Step()) {
     if (rank++ < skip) continue;
-    out.push_back({std::string(IndexMember(it.member())), IndexScore(it.member())});
+    out.push_back({std::string(IndexMember(walk.entry())), IndexScore(walk.entry())});
     bytes += out.back().member.size();
   }
-  Status s = IterStatus(it);
+  Status s = walk.status();
   if (!s.ok()) return s;
   if (from_top) std::reverse(out.begin(), out.end());
   return out;
@@ -228,18 +319,17 @@ StatusOr<uint64_t> MemberRank(Context& ctx, int db, std::string_view key, const 
                               std::string_view member, double score) {
   std::string target = EncodeScore(score);
   target.append(member);
-  MemberIterator fwd(ctx, ColumnFamily::kZsetScore, db, key, meta.version);
-  MemberIterator bwd(ctx, ColumnFamily::kZsetScore, db, key, meta.version);
-  fwd.Seek(meta.zset_low);
-  bwd.SeekToLast(meta.zset_high);
-  for (uint64_t i = 0; i < meta.size && fwd.Valid() && bwd.Valid(); i++) {
-    if (fwd.member() == target) return i;
-    if (bwd.member() == target) return meta.size - 1 - i;
-    fwd.Next();
-    bwd.Prev();
+  EndWalk up(ctx, db, key, meta, false), down(ctx, db, key, meta, true);
+  up.Start();
+  down.Start();
+  for (uint64_t i = 0; i < meta.size && up.Valid() && down.Valid(); i++) {
+    if (up.entry() == target) return i;
+    if (down.entry() == target) return meta.size - 1 - i;
+    up.Step();
+    down.Step();
   }
-  Status s = IterStatus(fwd);
-  if (s.ok()) s = IterStatus(bwd);
+  Status s = up.status();
+  if (s.ok()) s = down.status();
   if (!s.ok()) return s;
   return Status::NotFound();
 }
@@ -247,25 +337,19 @@ StatusOr<uint64_t> MemberRank(Context& ctx, int db, std::string_view key, const 
 Status ScanScoreRange(Context& ctx, int db, std::string_view key, const Metadata& meta,
                       const ScoreRange& range, bool reverse, const ZsetVisitor& visit) {
   if (range.Empty()) return Status::OK();
-  MemberIterator it(ctx, ColumnFamily::kZsetScore, db, key, meta.version);
+  EndWalk walk(ctx, db, key, meta, reverse);
   if (!reverse) {
-    it.Seek(StartAtOrAfterLowMark(meta, EncodeScore(range.min)));
+    walk.StartAtOrAbove(EncodeScore(range.min));
   } else if (range.max == INFINITY && !range.maxex) {
-    it.SeekToLast(meta.zset_high);
+    walk.Start();
   } else {
-    // Position just past the last entry that may be in range, then step back.
-    double above = range.maxex ? range.max : std::nextafter(range.max, INFINITY);
-    it.Seek(EncodeScore(above));
-    if (it.Valid()) {
-      it.Prev();
-    } else if (IterStatus(it).ok()) {
-      it.SeekToLast();
-    }
+    // The last entry below the first score past the range.
+    walk.StartBelow(EncodeScore(range.maxex ? range.max : std::nextafter(range.max, INFINITY)));
   }
-  for (; it.Valid(); reverse ? it.Prev() : it.Next()) {
-    double score = IndexScore(it.member());
+  for (; walk.Valid(); walk.Step()) {
+    double score = IndexScore(walk.entry());
     if (range.Contains(score)) {
-      if (!visit(IndexMember(it.member()), score)) break;
+      if (!visit(IndexMember(walk.entry()), score)) break;
       continue;
     }
     // Out of range on the far side ends the walk; on the near side (an exclusive bound equal
@@ -274,7 +358,7 @@ Status ScanScoreRange(Context& ctx, int db, std::string_view key, const Metadata
                           : (score > range.max || (score == range.max && range.maxex));
     if (beyond) break;
   }
-  return IterStatus(it);
+  return walk.status();
 }
 
 Status ScanLexRange(Context& ctx, int db, std::string_view key, const Metadata& meta,
@@ -310,11 +394,11 @@ StatusOr<std::vector<ScoredMember>> ReadAll(Context& ctx, int db, std::string_vi
                                             const Metadata& meta) {
   std::vector<ScoredMember> out;
   out.reserve(meta.size);
-  MemberIterator it(ctx, ColumnFamily::kZsetScore, db, key, meta.version);
-  for (it.Seek(); it.Valid(); it.Next()) {
-    out.push_back({std::string(IndexMember(it.member())), IndexScore(it.member())});
+  EndWalk walk(ctx, db, key, meta, false);
+  for (walk.Start(); walk.Valid(); walk.Step()) {
+    out.push_back({std::string(IndexMember(walk.entry())), IndexScore(walk.entry())});
   }
-  Status s = IterStatus(it);
+  Status s = walk.status();
   if (!s.ok()) return s;
   return out;
 }
@@ -332,18 +416,18 @@ ZsetWriter::ZsetWriter(Context& ctx, int db, std::string_view key, const KeyStat
 
 void ZsetWriter::Put(std::string_view member, double score, const double* old_score) {
   std::string encoded = EncodeScore(score);
-  // A member beyond a mark becomes the mark, so the marks stay bounds of every live member.
   std::string entry = encoded + std::string(member);
-  if (!meta_.zset_low.empty() && entry < meta_.zset_low) meta_.zset_low = entry;
-  if (!meta_.zset_high.empty() && entry > meta_.zset_high) meta_.zset_high = entry;
   if (old_score != nullptr) {
     std::string old_encoded = EncodeScore(*old_score);
     if (old_encoded == encoded) return;
-    ctx_.batch().Delete(ColumnFamily::kZsetScore, MemberKey(ctx_, db_, key_, meta_.version,
-                                                            old_encoded + std::string(member)));
+    std::string old_entry = old_encoded + std::string(member);
+    UnlistIfBeyond(old_entry);
+    ctx_.batch().Delete(ColumnFamily::kZsetScore,
+                        MemberKey(ctx_, db_, key_, meta_.version, old_entry));
   } else {
     meta_.size++;
   }
+  ListIfBeyond(entry);
   ctx_.batch().Put(ColumnFamily::kSubkey, MemberKey(ctx_, db_, key_, meta_.version, member),
                    encoded);
   ctx_.batch().Put(ColumnFamily::kZsetScore, MemberKey(ctx_, db_, key_, meta_.version, entry), "");
@@ -351,20 +435,53 @@ void ZsetWriter::Put(std::string_view member, double score, const double* old_sc
 }
 
 void ZsetWriter::Remove(std::string_view member, double score) {
+  std::string entry = EncodeScore(score) + std::string(member);
+  UnlistIfBeyond(entry);
   ctx_.batch().Delete(ColumnFamily::kSubkey, MemberKey(ctx_, db_, key_, meta_.version, member));
-  ctx_.batch().Delete(
-      ColumnFamily::kZsetScore,
-      MemberKey(ctx_, db_, key_, meta_.version, EncodeScore(score) + std::string(member)));
+  ctx_.batch().Delete(ColumnFamily::kZsetScore, MemberKey(ctx_, db_, key_, meta_.version, entry));
   meta_.size--;
   changed_ = true;
 }
 
 void ZsetWriter::PoppedThrough(std::string_view member, double score, bool from_top) {
+  ZsetEnd& end = from_top ? meta_.zset_high : meta_.zset_low;
   std::string entry = EncodeScore(score) + std::string(member);
-  // Entries longer than this are not kept as marks: the metadata is read by every command.
-  constexpr size_t kMaxMark = 256;
-  if (entry.size() > kMaxMark) return;
-  (from_top ? meta_.zset_high : meta_.zset_low) = std::move(entry);
+  // A member listed beyond the mark (Remove has unlisted it) leaves the mark where the
+  // tombstones end. Any other pops past all the listed ones first.
+  if (BeyondMark(end, entry, from_top)) return;
+  end.beyond.clear();
+  if (entry.size() <= kMaxMark) end.mark = std::move(entry);
+}
+
+void ZsetWriter::ListIfBeyond(std::string_view entry) {
+  for (bool top : {false, true}) {
+    ZsetEnd& end = top ? meta_.zset_high : meta_.zset_low;
+    if (!BeyondMark(end, entry, top)) continue;
+    auto& list = end.beyond;
+    size_t bytes = entry.size();
+    for (const std::string& e : list) bytes += e.size();
+    if (entry.size() <= kMaxMark && bytes <= kMaxBeyondBytes) {
+      list.insert(std::lower_bound(list.begin(), list.end(), entry), std::string(entry));
+      continue;
+    }
+    // Too many to list: the farthest entry becomes the mark, and the pops' tombstones between
+    // it and the old mark will be stepped over.
+    std::string_view farthest = entry;
+    if (!list.empty())
+      farthest = top ? std::max(farthest, std::string_view(list.back()))
+                     : std::min(farthest, std::string_view(list.front()));
+    end.mark = BoundOf(farthest, top);
+    list.clear();
+  }
+}
+
+void ZsetWriter::UnlistIfBeyond(std::string_view entry) {
+  for (bool top : {false, true}) {
+    ZsetEnd& end = top ? meta_.zset_high : meta_.zset_low;
+    if (!BeyondMark(end, entry, top)) continue;
+    auto it = std::lower_bound(end.beyond.begin(), end.beyond.end(), entry);
+    if (it != end.beyond.end() && *it == entry) end.beyond.erase(it);
+  }
 }
 
 void ZsetWriter::Finish() {

@@ -110,6 +110,10 @@ class ZsetWriter {
   void Finish();
 
  private:
+  // Keep each end's list of the live entries beyond its pop mark (Metadata::ZsetEnd).
+  void ListIfBeyond(std::string_view entry);
+  void UnlistIfBeyond(std::string_view entry);
+
   Context& ctx_;
   int db_;
   std::string key_;

@@ -115,22 +115,54 @@ TEST(MetadataTest, ZsetScanBoundsRoundTripAndAreOptional) {
   m.version = 7;
   m.size = 3;
   std::string plain = m.Encode();
-  m.zset_low = std::string("\x80\0\0\0\0\0\0\0a", 9);
-  m.zset_high = "zz";
+  m.zset_low.mark = std::string("\x80\0\0\0\0\0\0\0a", 9);
+  m.zset_high.mark = "zz";
   std::string marked = m.Encode();
   EXPECT_EQ(marked.size(), plain.size() + 4 + 9 + 4 + 2);
   Metadata d;
   ASSERT_TRUE(d.Decode(marked));
-  EXPECT_EQ(d.zset_low, m.zset_low);
-  EXPECT_EQ(d.zset_high, "zz");
+  EXPECT_EQ(d.zset_low.mark, m.zset_low.mark);
+  EXPECT_EQ(d.zset_high.mark, "zz");
+  EXPECT_TRUE(d.zset_low.beyond.empty());
   EXPECT_EQ(d.size, 3u);
   // Decoding a value without bounds into a Metadata that had some clears them.
   ASSERT_TRUE(d.Decode(plain));
-  EXPECT_TRUE(d.zset_low.empty());
-  EXPECT_TRUE(d.zset_high.empty());
+  EXPECT_TRUE(d.zset_low.mark.empty());
+  EXPECT_TRUE(d.zset_high.mark.empty());
   for (size_t len = plain.size() + 1; len < marked.size(); len++) {
     EXPECT_FALSE(d.Decode(std::string_view(marked.data(), len))) << len;
   }
+}
+
+TEST(MetadataTest, ZsetEntriesBeyondTheMarksRoundTripOnlyWhenListed) {
+  Metadata m;
+  m.type = RedisType::kZset;
+  m.version = 7;
+  m.size = 3;
+  m.zset_low.mark = "m";
+  m.zset_high.mark = "x";
+  std::string marks_only = m.Encode();
+  m.zset_low.beyond = {"a", "cc"};
+  std::string listed = m.Encode();
+  // Two counts, then the low end's two length-prefixed entries.
+  EXPECT_EQ(listed.size(), marks_only.size() + 4 + (4 + 1) + (4 + 2) + 4);
+  Metadata d;
+  ASSERT_TRUE(d.Decode(listed));
+  EXPECT_EQ(d.zset_low.mark, "m");
+  EXPECT_EQ(d.zset_low.beyond, (std::vector<std::string>{"a", "cc"}));
+  EXPECT_TRUE(d.zset_high.beyond.empty());
+  // A value written before the lists existed (marks only) decodes with none.
+  ASSERT_TRUE(d.Decode(marks_only));
+  EXPECT_EQ(d.zset_low.mark, "m");
+  EXPECT_TRUE(d.zset_low.beyond.empty());
+  for (size_t len = marks_only.size() + 1; len < listed.size(); len++) {
+    EXPECT_FALSE(d.Decode(std::string_view(listed.data(), len))) << len;
+  }
+  EXPECT_FALSE(d.Decode(listed + "x"));
+  // A count larger than the bytes that follow could hold is rejected, not allocated.
+  std::string huge = marks_only;
+  PutFixed32(&huge, 0xffffffff);
+  EXPECT_FALSE(d.Decode(huge));
 }
 
 TEST(MetadataTest, DecodeRejectsTruncatedCollections) {
