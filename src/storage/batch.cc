@@ -88,7 +88,7 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
 }
 
 void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
-  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(nullptr);
+  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(&key, true);
   if (cf == ColumnFamily::kMetadata) {
     pending_metadata_[key.ToString()] = value.ToString();
     return;
@@ -102,7 +102,7 @@ void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice
 }
 
 void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
-  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(&key);
+  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(&key, false);
   if (cf == ColumnFamily::kMetadata) {
     pending_metadata_[key.ToString()] = std::nullopt;
     return;
@@ -116,7 +116,7 @@ void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
 }
 
 void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
-  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(nullptr);
+  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(nullptr, false);
   if (cf == ColumnFamily::kMetadata) {
     FlushPendingMetadata();
     metadata_in_index_ = true;
@@ -126,7 +126,7 @@ void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Sli
 }
 
 void Batch::DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rocksdb::Slice& end) {
-  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(nullptr);
+  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(nullptr, false);
   if (cf == ColumnFamily::kMetadata) {
     FlushPendingMetadata();
     metadata_in_index_ = true;
@@ -234,28 +234,59 @@ void Batch::ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, 
                     read_ahead_.end());
 }
 
-void Batch::RememberPopRun(std::string tag, std::vector<std::string> keys) {
-  std::erase_if(pop_runs_, [&](const PopRun& run) { return run.tag == tag; });
+void Batch::RememberPopRun(std::string prefix, bool descending, std::vector<std::string> keys) {
+  std::erase_if(pop_runs_, [&](const PopRun& run) {
+    return run.prefix == prefix && run.descending == descending;
+  });
   if (pop_runs_.size() >= kPopRuns) pop_runs_.erase(pop_runs_.begin());
-  pop_runs_.push_back(PopRun{std::move(tag), std::move(keys), 0});
+  if (keys.size() > kMaxPopRun) keys.resize(kMaxPopRun);
+  pop_runs_.push_back(PopRun{std::move(prefix), descending, std::move(keys), 0});
 }
 
-const std::string* Batch::NextOfPopRun(const std::string& tag) const {
+const std::string* Batch::NextOfPopRun(const std::string& prefix, bool descending) const {
   for (const PopRun& run : pop_runs_) {
-    if (run.tag == tag) return run.next < run.keys.size() ? &run.keys[run.next] : nullptr;
+    if (run.prefix == prefix && run.descending == descending)
+      return run.next < run.keys.size() ? &run.keys[run.next] : nullptr;
   }
   return nullptr;
 }
 
-void Batch::NoteScoreIndexWrite(const rocksdb::Slice* deleted) {
+bool Batch::HasPopRun(const std::string& prefix, bool descending) const {
+  return std::any_of(pop_runs_.begin(), pop_runs_.end(), [&](const PopRun& run) {
+    return run.prefix == prefix && run.descending == descending;
+  });
+}
+
+void Batch::NoteScoreIndexWrite(const rocksdb::Slice* key, bool put) {
   if (pop_runs_.empty()) return;
+  if (key == nullptr) {
+    pop_runs_.clear();
+    return;
+  }
   for (PopRun& run : pop_runs_) {
-    if (deleted != nullptr && run.next < run.keys.size() && *deleted == run.keys[run.next]) {
-      run.next++;
-      return;
+    // Every key between two keys under the prefix is under it too: other keys pass the run by.
+    if (!key->starts_with(run.prefix)) continue;
+    auto precedes = [&](const std::string& a, const rocksdb::Slice& b) {
+      int c = rocksdb::Slice(a).compare(b);
+      return run.descending ? c > 0 : c < 0;
+    };
+    auto rest = run.keys.begin() + static_cast<ptrdiff_t>(run.next);
+    auto at = std::lower_bound(rest, run.keys.end(), *key, precedes);
+    // Past the run's last key the run says nothing, and a key equal to one in it changes no
+    // order: neither a put there nor a deletion of a key that is not live matters.
+    if (at == run.keys.end()) continue;
+    bool present = *key == *at;
+    if (put && !present) {
+      run.keys.insert(at, key->ToString());
+      if (run.keys.size() - run.next > kMaxPopRun) run.keys.pop_back();
+    } else if (!put && present) {
+      if (at == rest) {
+        run.next++;
+      } else {
+        run.keys.erase(at);
+      }
     }
   }
-  pop_runs_.clear();  // a write the runs did not foresee: they may no longer be the next entries
 }
 
 bool Batch::MayHaveWritten(const rocksdb::Slice& key) const {

@@ -22,8 +22,8 @@
 // pass (ReadAhead). Those values are the database's, so they answer only reads of keys the batch
 // has not written (the same bitmap rules that out) while its writes to `subkey` are unindexed, and
 // are forgotten at commit; the caller's locks keep the keys from changing in the meantime. A run
-// of sorted-set pops remembers the score-index entries it will take (RememberPopRun) until a
-// write to that index other than taking them in order.
+// of sorted-set pops remembers the first score-index entries at one end (RememberPopRun), and
+// the batch keeps them the first ones as its own writes under that prefix delete and add keys.
 #pragma once
 
 #include <rocksdb/utilities/write_batch_with_index.h>
@@ -67,13 +67,16 @@ class Batch {
   // read-ahead would answer it: the family's writes are indexed, or the bitmap of the unindexed
   // ones does not rule the key out.
   bool MayHaveWritten(const rocksdb::Slice& key) const;
-  // Remembers `keys` of `zset_score`, in the order a run of pops will delete them, under `tag`
-  // (which names the sorted set and the end). The run stays usable while the batch's only
-  // writes to `zset_score` delete the run's keys in that order: any other write to the family,
-  // a commit or a clear forgets it.
-  void RememberPopRun(std::string tag, std::vector<std::string> keys);
-  // The next key of the run remembered under `tag`, or nullptr.
-  const std::string* NextOfPopRun(const std::string& tag) const;
+  // Remembers the first live `zset_score` keys under `prefix` (one sorted set), ascending or,
+  // with `descending`, from the last one down: the order a run of pops will take them. The
+  // batch's deletions and puts of keys under the prefix keep the run the first live keys: a key
+  // deleted leaves it, a key put before its last one joins it (the run keeps kMaxPopRun). A
+  // range deletion or merge in the family, a commit or a clear forgets every run.
+  void RememberPopRun(std::string prefix, bool descending, std::vector<std::string> keys);
+  // The first key of the run remembered for `prefix` and direction, or nullptr.
+  const std::string* NextOfPopRun(const std::string& prefix, bool descending) const;
+  // Whether a run is remembered for `prefix` and direction, used up or not.
+  bool HasPopRun(const std::string& prefix, bool descending) const;
   // Whether this batch writes the `metadata` entry `key` (a command before in the same group
   // changed that key).
   bool WritesMetadata(const rocksdb::Slice& key) const;
@@ -98,11 +101,12 @@ class Batch {
   void IndexWritesOf(ColumnFamily cf);
   // The read-ahead value of `key`, or nullptr.
   const std::string* FindReadAhead(const rocksdb::Slice& key) const;
-  // Keeps the pop runs true to a write to `zset_score`: the deletion of a run's next key
-  // (`deleted`) advances that run; any other write forgets them all.
-  void NoteScoreIndexWrite(const rocksdb::Slice* deleted);
+  // Keeps the pop runs true to a write to `zset_score`: the put (or deletion) of `key`, or,
+  // without a key, a write the runs cannot follow, which forgets them all.
+  void NoteScoreIndexWrite(const rocksdb::Slice* key, bool put);
   static constexpr size_t kReadAheadEntries = 128;
   static constexpr size_t kPopRuns = 4;
+  static constexpr size_t kMaxPopRun = 64;
 
   Engine* engine_;
   rocksdb::WriteBatchWithIndex batch_;
@@ -121,7 +125,8 @@ class Batch {
   // What ReadAhead() read since the last commit, in key order (a few runs at most).
   std::vector<std::pair<std::string, std::string>> read_ahead_;
   struct PopRun {
-    std::string tag;
+    std::string prefix;
+    bool descending = false;
     std::vector<std::string> keys;
     size_t next = 0;  // keys before it were deleted, in order
   };

@@ -294,21 +294,23 @@ StatusOr<std::vector<ScoredMember>> PopCandidates(Context& ctx, int db, std::str
     return items;
   };
   uint64_t n = std::min(count, meta.size);
-  bool in_a_run = n == 1 && meta.size >= 2 &&
-                  ctx.batch().WritesMetadata(MetadataKey(ctx.keyspace()->Physical(db), key));
-  if (!in_a_run) return end_members(n);
+  if (n != 1 || meta.size < 2) return end_members(n);
+  // The run is consulted only once this group has written the key (its stripe is held since).
+  bool in_a_run = ctx.batch().WritesMetadata(MetadataKey(ctx.keyspace()->Physical(db), key));
   std::string prefix = MemberKey(ctx, db, key, meta.version, "");
-  std::string tag = prefix + (from_top ? "+" : "-");
-  const std::string* next = ctx.batch().NextOfPopRun(tag);
+  const std::string* next = in_a_run ? ctx.batch().NextOfPopRun(prefix, from_top) : nullptr;
   if (next == nullptr) {
-    auto run = end_members(std::min(kPopReadAhead, meta.size));
+    // A pop reads its own entry only (often listed in the metadata: no read at all) unless a
+    // pop before it in the group has used up a run; a ZADD and a ZPOPMIN read nothing unused.
+    bool after_a_pop = in_a_run && ctx.batch().HasPopRun(prefix, from_top);
+    auto run = end_members(std::min(after_a_pop ? kPopReadAhead : 1, meta.size));
     if (!run.ok()) return run.status();
     std::vector<std::string> keys;
     keys.reserve(run->size());
     for (const ScoredMember& item : *run)
       keys.push_back(prefix + EncodeScore(item.score) + item.member);
-    ctx.batch().RememberPopRun(tag, std::move(keys));
-    next = ctx.batch().NextOfPopRun(tag);
+    ctx.batch().RememberPopRun(prefix, from_top, std::move(keys));
+    next = ctx.batch().NextOfPopRun(prefix, from_top);
     if (next == nullptr) return std::vector<ScoredMember>{};
   }
   std::string_view entry = std::string_view(*next).substr(prefix.size());

@@ -71,9 +71,10 @@ StatusOr<std::vector<ScoredMember>> RankRange(Context& ctx, int db, std::string_
                                               const Metadata& meta, uint64_t start, uint64_t stop,
                                               size_t max_bytes = SIZE_MAX);
 // The members a pop of `count` takes from the low end (the high end if `from_top`), in pop
-// order; it removes nothing. A single pop that follows another write to the same sorted set in
-// one write group (a pipeline of pops) reads the next entries at that end once and leaves them
-// to the batch for the pops after it (Batch::RememberPopRun): one seek per run, not per pop.
+// order; it removes nothing. A single pop leaves what it read to the batch as a run
+// (Batch::RememberPopRun); one that follows a used-up run of the same sorted set in the write
+// group (a pipeline of pops) reads the next entries at that end once, for the pops after it:
+// one seek per run, not per pop.
 StatusOr<std::vector<ScoredMember>> PopCandidates(Context& ctx, int db, std::string_view key,
                                                   const Metadata& meta, uint64_t count,
                                                   bool from_top);

@@ -299,32 +299,61 @@ TEST_F(BatchTest, ReadAheadAnswersUnwrittenKeysUntilCommit) {
 // A pop run stays usable while the batch deletes its keys in order, and is forgotten by any
 // other write to `zset_score` (a put, an out-of-order deletion), a commit or a clear. Runs of a
 // few sorted sets are kept at once.
-TEST_F(BatchTest, PopRunsFollowTheirDeletionsAndNothingElse) {
+TEST_F(BatchTest, PopRunsStayTheFirstKeysUnderTheirPrefix) {
   Batch batch(engine());
-  batch.RememberPopRun("a-", {"a1", "a2", "a3"});
-  batch.RememberPopRun("b+", {"b9", "b8"});
-  ASSERT_NE(batch.NextOfPopRun("a-"), nullptr);
-  EXPECT_EQ(*batch.NextOfPopRun("a-"), "a1");
-  EXPECT_EQ(batch.NextOfPopRun("a+"), nullptr);
+  auto next = [&](const std::string& prefix, bool descending) {
+    const std::string* key = batch.NextOfPopRun(prefix, descending);
+    return key == nullptr ? std::string("(none)") : *key;
+  };
+  batch.RememberPopRun("a", false, {"a1", "a3", "a5"});
+  batch.RememberPopRun("b", true, {"b9", "b7"});
+  EXPECT_EQ(next("a", false), "a1");
+  EXPECT_EQ(next("a", true), "(none)");
   batch.Delete(ColumnFamily::kZsetScore, "a1");
   batch.Delete(ColumnFamily::kZsetScore, "b9");
-  batch.Delete(ColumnFamily::kSubkey, "a2");  // another family: no effect
-  EXPECT_EQ(*batch.NextOfPopRun("a-"), "a2");
-  EXPECT_EQ(*batch.NextOfPopRun("b+"), "b8");
+  batch.Delete(ColumnFamily::kSubkey, "a3");  // another family: no effect
+  EXPECT_EQ(next("a", false), "a3");
+  EXPECT_EQ(next("b", true), "b7");
+  // Puts before a run's last key join it in order; past it, or under another prefix, they
+  // change nothing.
+  batch.Put(ColumnFamily::kZsetScore, "a2", "");
+  batch.Put(ColumnFamily::kZsetScore, "a4", "");
+  batch.Put(ColumnFamily::kZsetScore, "a6", "");
+  batch.Put(ColumnFamily::kZsetScore, "b8", "");
+  batch.Put(ColumnFamily::kZsetScore, "c0", "");
+  EXPECT_EQ(next("a", false), "a2");
+  EXPECT_EQ(next("b", true), "b8");
+  // A deletion inside the run removes that key; one of a key the run does not hold is ignored.
+  batch.Delete(ColumnFamily::kZsetScore, "a4");
+  batch.Delete(ColumnFamily::kZsetScore, "a35");
+  for (std::string key : {"a2", "a3", "a5"}) {
+    EXPECT_EQ(next("a", false), key);
+    batch.Delete(ColumnFamily::kZsetScore, key);
+  }
+  EXPECT_EQ(next("a", false), "(none)");  // used up; a6 lies past what was read
   batch.Delete(ColumnFamily::kZsetScore, "b8");
-  EXPECT_EQ(batch.NextOfPopRun("b+"), nullptr);  // used up
-  batch.Delete(ColumnFamily::kZsetScore, "a3");  // out of order
-  EXPECT_EQ(batch.NextOfPopRun("a-"), nullptr);
+  batch.Delete(ColumnFamily::kZsetScore, "b7");
+  EXPECT_EQ(next("b", true), "(none)");
 
-  batch.RememberPopRun("a-", {"a2", "a3"});
-  batch.Put(ColumnFamily::kZsetScore, "a0", "");  // may sort before the run
-  EXPECT_EQ(batch.NextOfPopRun("a-"), nullptr);
-  batch.RememberPopRun("a-", {"a2", "a3"});
+  // A run keeps at most kMaxPopRun keys: a put before the last drops the last.
+  std::vector<std::string> many;
+  for (int i = 0; i < 64; i++) many.push_back(std::string(1, 'd').append(std::to_string(100 + i)));
+  batch.RememberPopRun("d", false, many);
+  batch.Put(ColumnFamily::kZsetScore, "d050", "");
+  EXPECT_EQ(next("d", false), "d050");
+  for (int i = 0; i < 64; i++) batch.Delete(ColumnFamily::kZsetScore, next("d", false));
+  EXPECT_EQ(next("d", false), "(none)");  // d163 was dropped, not taken
+
+  // A range deletion in the family, a commit and a clear forget the runs.
+  batch.RememberPopRun("a", false, {"a7", "a8"});
+  batch.DeleteRange(ColumnFamily::kZsetScore, "x", "y");
+  EXPECT_EQ(next("a", false), "(none)");
+  batch.RememberPopRun("a", false, {"a7", "a8"});
   ASSERT_TRUE(batch.Commit().ok());
-  EXPECT_EQ(batch.NextOfPopRun("a-"), nullptr);
-  batch.RememberPopRun("a-", {"a2", "a3"});
+  EXPECT_EQ(next("a", false), "(none)");
+  batch.RememberPopRun("a", false, {"a7", "a8"});
   batch.Clear();
-  EXPECT_EQ(batch.NextOfPopRun("a-"), nullptr);
+  EXPECT_EQ(next("a", false), "(none)");
 }
 
 TEST_F(BatchTest, ClearDropsPendingMetadata) {
