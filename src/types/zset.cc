@@ -92,7 +92,7 @@ class EndWalk {
   Status status() const { return it_.has_value() ? IterStatus(*it_) : Status::OK(); }
 
  private:
-  // Takes the `listed` entries nearest the mark (all there are from this end's side), then
+  // Takes the `listed` listed entries nearest the mark, the farthest of them first, then
   // continues from `resume` (the high end: at or below it, or below it with `before`).
   void StartWith(size_t listed, std::string resume, bool before = false) {
     listed_ = listed;

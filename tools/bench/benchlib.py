@@ -46,13 +46,22 @@ class Client:
     def close(self):
         self.sock.close()
 
-    def call(self, *args):
+    @staticmethod
+    def encode(args):
         out = [b"*%d\r\n" % len(args)]
         for a in args:
             a = a if isinstance(a, bytes) else str(a).encode()
             out.append(b"$%d\r\n%s\r\n" % (len(a), a))
-        self.sock.sendall(b"".join(out))
+        return b"".join(out)
+
+    def call(self, *args):
+        self.sock.sendall(self.encode(args))
         return self._read()
+
+    def pipeline(self, commands):
+        """Sends every command in one write, then reads their replies in order."""
+        self.sock.sendall(b"".join(self.encode(c) for c in commands))
+        return [self._read() for _ in commands]
 
     def _line(self):
         while b"\r\n" not in self.buf:
@@ -126,6 +135,12 @@ class Server:
 
     def pid(self):
         return self.proc.pid
+
+    def cpu_seconds(self):
+        """User + system CPU the server process has used so far."""
+        with open("/proc/%d/stat" % self.proc.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _stop(proc):
