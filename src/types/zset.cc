@@ -58,25 +58,27 @@ std::string BoundOf(std::string_view entry, bool top) {
 class EndWalk {
  public:
   EndWalk(Context& ctx, int db, std::string_view key, const Metadata& meta, bool top)
-      : ctx_(ctx),
-        db_(db),
-        key_(key),
-        meta_(meta),
-        end_(top ? meta.zset_high : meta.zset_low),
-        top_(top) {}
+      : ctx_(ctx), db_(db), key_(key), meta_(meta) {
+    SetEnd(top);
+  }
 
   // Positions at the first live entry from this end.
-  void Start() { StartWith(end_.beyond.size(), end_.mark); }
+  void Start() { StartWith(end_->beyond.size(), end_->mark); }
+  // Positions at the first live entry from the end given (the iterator, once made, is reused).
+  void StartFrom(bool top) {
+    SetEnd(top);
+    Start();
+  }
   // The low end only: positions at the first live entry at or above `target`.
   void StartAtOrAbove(std::string target) {
-    auto first = std::lower_bound(end_.beyond.begin(), end_.beyond.end(), target);
-    StartWith(end_.beyond.end() - first, std::max(target, end_.mark));
+    auto first = std::lower_bound(end_->beyond.begin(), end_->beyond.end(), target);
+    StartWith(end_->beyond.end() - first, std::max(target, end_->mark));
   }
   // The high end only: positions at the last live entry below `target`.
   void StartBelow(std::string target) {
-    auto first = std::lower_bound(end_.beyond.begin(), end_.beyond.end(), target);
-    bool from_mark = !end_.mark.empty() && end_.mark < target;
-    StartWith(first - end_.beyond.begin(), from_mark ? end_.mark : std::move(target), !from_mark);
+    auto first = std::lower_bound(end_->beyond.begin(), end_->beyond.end(), target);
+    bool from_mark = !end_->mark.empty() && end_->mark < target;
+    StartWith(first - end_->beyond.begin(), from_mark ? end_->mark : std::move(target), !from_mark);
   }
   bool Valid() const { return listed_ > 0 || (it_.has_value() && it_->Valid()); }
   // score | member of the current entry.
@@ -92,6 +94,10 @@ class EndWalk {
   Status status() const { return it_.has_value() ? IterStatus(*it_) : Status::OK(); }
 
  private:
+  void SetEnd(bool top) {
+    top_ = top;
+    end_ = top ? &meta_.zset_high : &meta_.zset_low;
+  }
   // Takes the `listed` listed entries nearest the mark, the farthest of them first, then
   // continues from `resume` (the high end: at or below it, or below it with `before`).
   void StartWith(size_t listed, std::string resume, bool before = false) {
@@ -101,7 +107,7 @@ class EndWalk {
     if (listed_ == 0) Seek();
   }
   std::string_view Listed() const {
-    const auto& list = end_.beyond;
+    const auto& list = end_->beyond;
     return top_ ? list[listed_ - 1] : list[list.size() - listed_];
   }
   void Seek() {
@@ -120,8 +126,8 @@ class EndWalk {
   int db_;
   std::string_view key_;
   const Metadata& meta_;
-  const ZsetEnd& end_;
-  bool top_;
+  const ZsetEnd* end_ = nullptr;
+  bool top_ = false;
   size_t listed_ = 0;  // listed entries left, the current one included
   std::string resume_;
   bool before_ = false;
@@ -169,13 +175,13 @@ bool ParseScoreBound(std::string_view s, double* v, bool* exclusive) {
 // Redis's small sorted sets use for lex ranges whatever their scores).
 Status ScanLexByScoreIndex(Context& ctx, int db, std::string_view key, const Metadata& meta,
                            const LexRange& range, bool reverse, const ZsetVisitor& visit) {
-  EndWalk low(ctx, db, key, meta, false), high(ctx, db, key, meta, true);
+  EndWalk walk(ctx, db, key, meta, true);
   // Like zzlIsInLexRange: nothing when the last member is below min or the first above max.
-  high.Start();
-  if (high.Valid() && !range.AboveMin(IndexMember(high.entry()))) return high.status();
-  low.Start();
-  if (low.Valid() && !range.BelowMax(IndexMember(low.entry()))) return low.status();
-  EndWalk& walk = reverse ? high : low;
+  walk.Start();
+  if (walk.Valid() && !range.AboveMin(IndexMember(walk.entry()))) return walk.status();
+  walk.StartFrom(false);
+  if (walk.Valid() && !range.BelowMax(IndexMember(walk.entry()))) return walk.status();
+  if (reverse) walk.StartFrom(true);
   bool started = false;
   for (; walk.Valid(); walk.Step()) {
     std::string_view m = IndexMember(walk.entry());
@@ -191,14 +197,13 @@ Status ScanLexByScoreIndex(Context& ctx, int db, std::string_view key, const Met
 
 // Whether every member has the same score (then member order is score order).
 StatusOr<bool> UniformScores(Context& ctx, int db, std::string_view key, const Metadata& meta) {
-  EndWalk low(ctx, db, key, meta, false), high(ctx, db, key, meta, true);
-  low.Start();
-  high.Start();
-  if (!low.Valid() || !high.Valid()) {
-    Status s = low.status().ok() ? high.status() : low.status();
-    return s.ok() ? StatusOr<bool>(true) : s;
-  }
-  return low.entry().substr(0, kScoreBytes) == high.entry().substr(0, kScoreBytes);
+  EndWalk walk(ctx, db, key, meta, false);
+  walk.Start();
+  if (!walk.Valid()) return walk.status().ok() ? StatusOr<bool>(true) : walk.status();
+  std::string first(walk.entry().substr(0, kScoreBytes));
+  walk.StartFrom(true);
+  if (!walk.Valid()) return walk.status().ok() ? StatusOr<bool>(true) : walk.status();
+  return walk.entry().substr(0, kScoreBytes) == first;
 }
 
 }  // namespace
