@@ -65,7 +65,7 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
   if (cf == ColumnFamily::kSubkey) {
     // A read of a member needs the unindexed writes only if it may be one of them (SADD's and
     // HSET's existence checks of a write group are reads of other members).
-    bool may_be_written = unindexed_subkeys_.test(SubkeyFilterBit(key));
+    bool may_be_written = unindexed_subkeys_.Contains(SubkeyHash(key));
     // Values read ahead are the database's: they answer for keys the batch has not written.
     if (!may_be_written && WritesUnindexed(cf)) {
       if (const std::string* found = FindReadAhead(key)) {
@@ -154,21 +154,20 @@ bool Batch::WritesUnindexed(ColumnFamily cf) const {
          (indexed_families_ & BitOf(cf)) == 0;
 }
 
-size_t Batch::SubkeyFilterBit(const rocksdb::Slice& key) {
-  return std::hash<std::string_view>()(std::string_view(key.data(), key.size())) %
-         kSubkeyFilterBits;
+uint64_t Batch::SubkeyHash(const rocksdb::Slice& key) {
+  return std::hash<std::string_view>()(std::string_view(key.data(), key.size()));
 }
 
 void Batch::NoteUnindexed(ColumnFamily cf, const rocksdb::Slice& key) {
   unindexed_families_ |= BitOf(cf);
-  if (cf == ColumnFamily::kSubkey) unindexed_subkeys_.set(SubkeyFilterBit(key));
+  if (cf == ColumnFamily::kSubkey) unindexed_subkeys_.Insert(SubkeyHash(key));
 }
 
 void Batch::IndexWritesOf(ColumnFamily cf) {
   indexed_families_ |= BitOf(cf);
   if ((unindexed_families_ & BitOf(cf)) == 0) return;
   unindexed_families_ &= ~BitOf(cf);
-  if (cf == ColumnFamily::kSubkey) unindexed_subkeys_.reset();
+  if (cf == ColumnFamily::kSubkey) unindexed_subkeys_.Clear();
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(cf);
   FamilyWrites found(handle->GetID());
   // Iterating a batch in memory fails only on a malformed one, which this class never builds.
@@ -290,7 +289,7 @@ void Batch::NoteScoreIndexWrite(const rocksdb::Slice* key, bool put) {
 }
 
 bool Batch::MayHaveWritten(const rocksdb::Slice& key) const {
-  return !WritesUnindexed(ColumnFamily::kSubkey) || unindexed_subkeys_.test(SubkeyFilterBit(key));
+  return !WritesUnindexed(ColumnFamily::kSubkey) || unindexed_subkeys_.Contains(SubkeyHash(key));
 }
 
 bool Batch::ReadAheadHolds(const rocksdb::Slice& key) const {
@@ -336,7 +335,7 @@ void Batch::Clear() {
 
 void Batch::ForgetUnindexed() {
   indexed_families_ = unindexed_families_ = 0;
-  unindexed_subkeys_.reset();
+  unindexed_subkeys_.Clear();
 }
 
 }  // namespace basalt

@@ -13,14 +13,14 @@
 // Writes to `subkey` and `zset_score` skip the batch's index until the batch reads what they
 // wrote: a write group of pushes never reads back the elements it writes, nor SADDs the members
 // they add, and indexing each one is an insert into RocksDB's index skip list (docs/benchmarks.md,
-// change 14). An iterator, range delete or merge on the family, or a point read of a member that
-// a small bitmap of written members' hashes cannot rule out, indexes the family's writes so far
+// change 14). An iterator, range delete or merge on the family, or a point read of a member whose
+// 64-bit hash is among the written members' hashes, indexes the family's writes so far
 // by writing them again (only Puts and Deletes, so the state is the same); from then on that
 // family's writes are indexed.
 //
 // A caller that will read a run of `subkey` keys (a pipeline of pops) can read them ahead in one
 // pass (ReadAhead). Those values are the database's, so they answer only reads of keys the batch
-// has not written (the same bitmap rules that out) while its writes to `subkey` are unindexed, and
+// has not written (the same hashes rule that out) while its writes to `subkey` are unindexed, and
 // are forgotten at commit; the caller's locks keep the keys from changing in the meantime. A run
 // of sorted-set pops remembers the first score-index entries at one end (RememberPopRun), and
 // the batch keeps them the first ones as its own writes under that prefix delete and add keys.
@@ -28,7 +28,6 @@
 
 #include <rocksdb/utilities/write_batch_with_index.h>
 
-#include <bitset>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +35,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/hash_set64.h"
 #include "storage/engine.h"
 
 namespace basalt {
@@ -64,8 +64,8 @@ class Batch {
   // Whether a ReadAhead() since the last commit read `key` (a `subkey` key).
   bool ReadAheadHolds(const rocksdb::Slice& key) const;
   // Whether a point read of `subkey` key `key` may need this batch's own writes, so that no
-  // read-ahead would answer it: the family's writes are indexed, or the bitmap of the unindexed
-  // ones does not rule the key out.
+  // read-ahead would answer it: the family's writes are indexed, or the hashes of the unindexed
+  // ones do not rule the key out.
   bool MayHaveWritten(const rocksdb::Slice& key) const;
   // Remembers the first live `zset_score` keys under `prefix` (one sorted set), ascending or,
   // with `descending`, from the last one down: the order a run of pops will take them. The
@@ -95,7 +95,7 @@ class Batch {
   // Whether writes to `cf` bypass the index for now.
   bool WritesUnindexed(ColumnFamily cf) const;
   void NoteUnindexed(ColumnFamily cf, const rocksdb::Slice& key);
-  static size_t SubkeyFilterBit(const rocksdb::Slice& key);
+  static uint64_t SubkeyHash(const rocksdb::Slice& key);
   void ForgetUnindexed();
   // Makes `cf`'s writes so far visible to reads of the batch, and indexes its later ones.
   void IndexWritesOf(ColumnFamily cf);
@@ -119,9 +119,10 @@ class Batch {
   // Bit per column family: its writes now go through the index / some of its writes did not.
   uint32_t indexed_families_ = 0;
   uint32_t unindexed_families_ = 0;
-  // Hashes of the `subkey` keys written outside the index (false positives only cost indexing).
-  static constexpr size_t kSubkeyFilterBits = 4096;
-  std::bitset<kSubkeyFilterBits> unindexed_subkeys_;
+  // Hashes of the `subkey` keys written outside the index (a false match only costs indexing).
+  // A 4096-bit filter here matched some read in nearly every pipelined group of a few hundred
+  // writes, and the rest of the group then paid for the index (docs/benchmarks.md, change 24).
+  HashSet64 unindexed_subkeys_;
   // What ReadAhead() read since the last commit, in key order (a few runs at most).
   std::vector<std::pair<std::string, std::string>> read_ahead_;
   struct PopRun {

@@ -356,6 +356,21 @@ TEST_F(BatchTest, PopRunsStayTheFirstKeysUnderTheirPrefix) {
   EXPECT_EQ(next("a", false), "(none)");
 }
 
+TEST_F(BatchTest, ManyUnindexedWritesDoNotClaimKeysTheyDidNotWrite) {
+  // A pipelined group writes hundreds of members; reads of other members must still be known not
+  // to need them (a 4096-bit filter claimed about a fifth of them after 1000 writes).
+  Batch batch(engine());
+  for (int i = 0; i < 1000; i++) {
+    batch.Put(ColumnFamily::kSubkey, std::string(1, 'w').append(std::to_string(i)), "v");
+  }
+  for (int i = 0; i < 1000; i++) {
+    EXPECT_TRUE(batch.MayHaveWritten(std::string(1, 'w').append(std::to_string(i)))) << i;
+    EXPECT_FALSE(batch.MayHaveWritten(std::string(1, 'r').append(std::to_string(i)))) << i;
+  }
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_FALSE(batch.MayHaveWritten("w1"));  // a commit forgets what the batch wrote
+}
+
 TEST_F(BatchTest, ClearDropsPendingMetadata) {
   Batch batch(engine());
   batch.Put(ColumnFamily::kMetadata, "k", "v");
