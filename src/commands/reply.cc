@@ -1,5 +1,7 @@
 #include "commands/reply.h"
 
+#include <cstring>
+
 #include "common/strutil.h"
 
 namespace basalt {
@@ -15,8 +17,27 @@ void Reply::Overflow() {
   out_->resize(start_);
 }
 
-void Reply::CheckLimit() {
-  if (out_->size() - start_ <= limit_) return;
+namespace {
+
+// Writes "<type><n>\r\n" so that it ends at `end`; returns where it starts. Every bulk string
+// and aggregate starts with one of these: digits by hand, not snprintf.
+char* FormatHeader(char type, int64_t n, char* end) {
+  char* p = end;
+  *--p = '\n';
+  *--p = '\r';
+  uint64_t v = n < 0 ? 0 - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  if (n < 0) *--p = '-';
+  *--p = type;
+  return p;
+}
+
+}  // namespace
+
+void Reply::DropOverLimit() {
   overflowed_ = true;
   out_->resize(start_);
   out_->shrink_to_fit();
@@ -30,19 +51,9 @@ void Reply::Raw(std::string_view s) {
 
 void Reply::Header(char type, int64_t n) {
   if (overflowed_) return;
-  // Every bulk string and aggregate starts with one of these: digits by hand, not snprintf.
   char buf[24];
   char* end = buf + sizeof(buf);
-  char* p = end;
-  *--p = '\n';
-  *--p = '\r';
-  uint64_t v = n < 0 ? 0 - static_cast<uint64_t>(n) : static_cast<uint64_t>(n);
-  do {
-    *--p = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  if (n < 0) *--p = '-';
-  *--p = type;
+  char* p = FormatHeader(type, n, end);
   out_->append(p, static_cast<size_t>(end - p));
   CheckLimit();
 }
@@ -72,10 +83,20 @@ void Reply::Integer(int64_t v) {
 }
 
 void Reply::Bulk(std::string_view s) {
-  Header('$', static_cast<int64_t>(s.size()));
   if (overflowed_) return;
-  out_->append(s);
-  out_->append("\r\n");
+  // Short values (most replies) are framed in one buffer and appended once.
+  char buf[64];
+  char* header_end = buf + 24;
+  char* p = FormatHeader('$', static_cast<int64_t>(s.size()), header_end);
+  if (s.size() <= sizeof(buf) - 24 - 2) {
+    std::memcpy(header_end, s.data(), s.size());
+    std::memcpy(header_end + s.size(), "\r\n", 2);
+    out_->append(p, static_cast<size_t>(header_end - p) + s.size() + 2);
+  } else {
+    out_->append(p, static_cast<size_t>(header_end - p));
+    out_->append(s);
+    out_->append("\r\n", 2);
+  }
   CheckLimit();
 }
 

@@ -53,7 +53,10 @@ class Reply {
  private:
   void Header(char type, int64_t n);
   // After each append: past the limit, drop this reply's output and stop accepting more.
-  void CheckLimit();
+  void CheckLimit() {
+    if (out_->size() - start_ > limit_) DropOverLimit();
+  }
+  void DropOverLimit();
   std::string* out_;
   int resp_;
   size_t start_ = 0;

@@ -149,20 +149,25 @@ Status ListVisit(Context& ctx, int db, std::string_view key, const Metadata& met
     }
     return Status::OK();
   }
-  // Bounds are exactly the requested indexes: the iterator never visits anything else.
+  // The elements are exactly the `count` keys from `lower` to `last`, so the iterator stops by
+  // count and needs no upper bound, which RocksDB would compare with every key it steps to. If
+  // an element were missing, the count'th key read would not be `last`: a visitor may then have
+  // seen keys beyond the range, but the command fails rather than reply.
   std::string lower = IndexKey(ctx, db, key, meta, meta.list_head + first);
-  std::string upper = IndexKey(ctx, db, key, meta, meta.list_head + first + count);
-  rocksdb::Slice lower_slice(lower), upper_slice(upper);
+  std::string last = IndexKey(ctx, db, key, meta, meta.list_head + first + count - 1);
+  rocksdb::Slice lower_slice(lower);
   rocksdb::ReadOptions options;
   options.iterate_lower_bound = &lower_slice;
-  options.iterate_upper_bound = &upper_slice;
+  options.pin_data = true;  // spares the iterator a copy of each key
   auto it = ctx.batch().NewIterator(ColumnFamily::kSubkey, &options);
   uint64_t n = 0;
-  for (it->Seek(lower_slice); it->Valid() && n < count; it->Next(), n++) {
+  for (it->Seek(lower_slice); it->Valid(); it->Next()) {
+    if (++n == count) break;
     if (!visit(std::string_view(it->value().data(), it->value().size()))) return Status::OK();
   }
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
-  if (n != count) return MissingElements(key);
+  if (n != count || it->key() != rocksdb::Slice(last)) return MissingElements(key);
+  visit(std::string_view(it->value().data(), it->value().size()));
   return Status::OK();
 }
 
