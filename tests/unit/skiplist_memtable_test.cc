@@ -394,6 +394,61 @@ TEST_P(SkipListMemTableTest, InsertsFromWarmedPathsAgreeWithAModel) {
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
 }
 
+// Batches whose keys run in one direction (pops from one end of a list delete one existing element
+// after another) are warmed one search after another, each from the last one's path: runs of
+// neighbours, of keys far apart, before and after every entry, ascending and descending, with
+// entries landing in the paths between the walk and the write. Each key in a gap of its own is
+// searched, each insert uses its path, and the result agrees with a model.
+TEST_P(SkipListMemTableTest, SortedRunsWarmFromTheLastPath) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  for (int i = 0; i < 20000; i += 2) ASSERT_NO_FATAL_FAILURE(Put(Numbered("k", i), "v"));
+  std::mt19937 rng(23);
+  for (int round = 0; round < 40; round++) {
+    std::vector<std::string> keys;
+    if (round % 4 == 0) keys.push_back("a");  // before every entry
+    int at = static_cast<int>(rng() % 18000);
+    for (int i = 0; i < 48; i++) {
+      // Mostly neighbours (existing entries, each in a gap of its own), sometimes a jump.
+      at += rng() % 8 == 0 ? static_cast<int>(rng() % 3000) : 2;
+      keys.push_back(Numbered("k", at % 20000));
+    }
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    if (round % 4 == 1) keys.push_back("z");  // after every entry
+    if (round % 2 == 1) std::reverse(keys.begin(), keys.end());
+    rocksdb::WriteBatch batch;
+    std::vector<std::optional<std::string>> values;  // nullopt: deletion
+    for (const std::string& key : keys) {
+      if (rng() % 3 == 0) {
+        values.push_back("r" + std::to_string(round));
+        batch.Put(key, *values.back());
+      } else {
+        values.push_back(std::nullopt);
+        batch.Delete(key);
+      }
+    }
+    uint64_t before = SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread();
+    size_t searches = Warm(*factory_, keys);
+    // Every key sits in a gap of its own: the entries written so far are all different keys.
+    EXPECT_EQ(searches, GetParam() ? keys.size() : 0u) << "round " << round;
+    for (int i = 0; i < 3; i++) {
+      ASSERT_NO_FATAL_FAILURE(Put(Numbered("k", static_cast<int>(rng() % 20000)) + "+", "p"));
+    }
+    ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
+    for (size_t i = 0; i < keys.size(); i++) {
+      if (values[i]) {
+        model_[keys[i]] = *values[i];
+      } else {
+        model_.erase(keys[i]);
+      }
+    }
+    EXPECT_EQ(SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread() - before,
+              GetParam() ? keys.size() : 0u)
+        << "round " << round;
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+}
+
 // Only RocksDB's comparator knows a non-bytewise order; the engine passes bytewise=false for it.
 TEST(SkipListMemTableComparator, ReverseOrderThroughRocksDBComparator) {
   char tmpl[] = "/tmp/basalt-skiplist-XXXXXX";
