@@ -44,6 +44,7 @@ CommandTable::CommandTable() {
         &BlockingListCommands, &BitmapCommands, &HllCommands, &GeoCommands, &SortCommands,
         &ScriptingCommands, &PubSubCommands, &AclCommands, &ReplicationCommands}) {
     for (const CommandSpec& spec : (*family)()) {
+      index_of_[&spec] = all_.size();
       all_.push_back(&spec);
       by_name_[spec.name] = &spec;
       by_original_[spec.name] = &spec;
@@ -97,7 +98,8 @@ Status CommandTable::Rename(std::string_view name, std::string_view new_name) {
 }
 
 size_t CommandTable::IndexOf(const CommandSpec* spec) const {
-  return std::find(all_.begin(), all_.end(), spec) - all_.begin();
+  auto it = index_of_.find(spec);
+  return it == index_of_.end() ? all_.size() : it->second;
 }
 
 std::optional<int> CommandTable::SubcommandArity(const CommandSpec& spec,

@@ -107,7 +107,7 @@ class CommandTable {
   // Case-insensitive lookup; nullptr if unknown.
   const CommandSpec* Find(std::string_view name) const;
   const std::vector<const CommandSpec*>& all() const { return all_; }
-  // Index of a spec in all(), for per-command counters.
+  // Index of a spec in all(), for per-command counters (every command counts itself: no scan).
   size_t IndexOf(const CommandSpec* spec) const;
   // The argument indexes that are keys, per the spec (empty when arity does not allow them).
   static std::vector<size_t> KeyIndexes(const CommandSpec& spec,
@@ -130,6 +130,7 @@ class CommandTable {
   CommandTable();
   static CommandTable& Mutable();
   std::vector<const CommandSpec*> all_;
+  std::unordered_map<const CommandSpec*, size_t> index_of_;  // position in all_
   std::vector<const CommandSpec*> callable_;
   std::unordered_map<std::string, const CommandSpec*> by_name_;      // current names
   std::unordered_map<std::string, const CommandSpec*> by_original_;  // names in the rows

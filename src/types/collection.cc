@@ -19,7 +19,7 @@ StatusOr<KeyState> LookupCollection(Context& ctx, int db, std::string_view key, 
 
 std::string MemberKey(Context& ctx, int db, std::string_view key, uint64_t version,
                       std::string_view member) {
-  std::string out = SubkeyPrefix(ctx.keyspace()->Physical(db), key, version);
+  std::string out = SubkeyPrefix(ctx.keyspace()->Physical(db), key, version, member.size());
   out.append(member);
   return out;
 }

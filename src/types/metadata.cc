@@ -143,9 +143,10 @@ std::string DatabaseEnd(uint8_t db) {
   return std::string(1, static_cast<char>(db + 1));
 }
 
-std::string SubkeyPrefix(uint8_t db, std::string_view user_key, uint64_t version) {
+std::string SubkeyPrefix(uint8_t db, std::string_view user_key, uint64_t version,
+                         size_t room_after) {
   std::string out;
-  out.reserve(13 + user_key.size());
+  out.reserve(13 + user_key.size() + room_after);
   PutFixed8(&out, db);
   PutLengthPrefixed(&out, user_key);
   PutFixed64(&out, version);

@@ -88,7 +88,10 @@ bool ParseMetadataKey(std::string_view key, uint8_t* db, std::string_view* user_
 std::string DatabaseBegin(uint8_t db);
 std::string DatabaseEnd(uint8_t db);
 
-std::string SubkeyPrefix(uint8_t db, std::string_view user_key, uint64_t version);
+// `room_after`: bytes the caller will append (a member), reserved so that appending them does
+// not allocate again.
+std::string SubkeyPrefix(uint8_t db, std::string_view user_key, uint64_t version,
+                         size_t room_after = 0);
 
 std::string ExpireKey(int64_t expire_ms, uint8_t db, std::string_view user_key);
 bool ParseExpireKey(std::string_view key, int64_t* expire_ms, uint8_t* db,
