@@ -50,8 +50,12 @@ class FamilyWrites : public rocksdb::WriteBatch::Handler {
 
 }  // namespace
 
-Batch::Batch(Engine* engine)
-    : engine_(engine), batch_(rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/true) {}
+Batch::Batch(Engine* engine) : engine_(engine) {}
+
+rocksdb::WriteBatchWithIndex& Batch::Indexed() {
+  if (!batch_) batch_.emplace(rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/true);
+  return *batch_;
+}
 
 rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) {
   if (cf == ColumnFamily::kMetadata && !pending_metadata_.empty()) {
@@ -80,11 +84,11 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
   // Most commands read before they write anything: then there is nothing to layer, and the
   // batch's index lookup and merge handling are skipped, as they are for a family none of whose
   // writes are in the index.
-  if (batch_.GetWriteBatch()->Count() == 0 ||
-      (cf == ColumnFamily::kMetadata && !metadata_in_index_) || WritesUnindexed(cf))
+  if (WriteCount() == 0 || (cf == ColumnFamily::kMetadata && !metadata_in_index_) ||
+      WritesUnindexed(cf))
     return engine_->Get(cf, key, value);
   rocksdb::ReadOptions ro;
-  return batch_.GetFromBatchAndDB(engine_->db(), ro, engine_->cf(cf), key, value);
+  return batch_->GetFromBatchAndDB(engine_->db(), ro, engine_->cf(cf), key, value);
 }
 
 void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
@@ -95,10 +99,10 @@ void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice
   }
   if (WritesUnindexed(cf)) {
     NoteUnindexed(cf, key);
-    batch_.GetWriteBatch()->Put(engine_->cf(cf), key, value);
+    Indexed().GetWriteBatch()->Put(engine_->cf(cf), key, value);
     return;
   }
-  batch_.Put(engine_->cf(cf), key, value);
+  Indexed().Put(engine_->cf(cf), key, value);
 }
 
 void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
@@ -109,10 +113,10 @@ void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
   }
   if (WritesUnindexed(cf)) {
     NoteUnindexed(cf, key);
-    batch_.GetWriteBatch()->Delete(engine_->cf(cf), key);
+    Indexed().GetWriteBatch()->Delete(engine_->cf(cf), key);
     return;
   }
-  batch_.Delete(engine_->cf(cf), key);
+  Indexed().Delete(engine_->cf(cf), key);
 }
 
 void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
@@ -122,7 +126,7 @@ void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Sli
     metadata_in_index_ = true;
   }
   IndexWritesOf(cf);
-  batch_.Merge(engine_->cf(cf), key, value);
+  Indexed().Merge(engine_->cf(cf), key, value);
 }
 
 void Batch::DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rocksdb::Slice& end) {
@@ -132,7 +136,7 @@ void Batch::DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rock
     metadata_in_index_ = true;
   }
   IndexWritesOf(cf);  // rewritten later, they would land after the range and survive it
-  batch_.GetWriteBatch()->DeleteRange(engine_->cf(cf), begin, end);
+  Indexed().GetWriteBatch()->DeleteRange(engine_->cf(cf), begin, end);
 }
 
 void Batch::FlushPendingMetadata() {
@@ -141,9 +145,9 @@ void Batch::FlushPendingMetadata() {
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(ColumnFamily::kMetadata);
   for (const auto& [key, value] : pending_metadata_) {
     if (value) {
-      batch_.Put(handle, key, *value);
+      Indexed().Put(handle, key, *value);
     } else {
-      batch_.Delete(handle, key);
+      Indexed().Delete(handle, key);
     }
   }
   pending_metadata_.clear();
@@ -171,19 +175,20 @@ void Batch::IndexWritesOf(ColumnFamily cf) {
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(cf);
   FamilyWrites found(handle->GetID());
   // Iterating a batch in memory fails only on a malformed one, which this class never builds.
-  rocksdb::Status s = batch_.GetWriteBatch()->Iterate(&found);
+  rocksdb::Status s = Indexed().GetWriteBatch()->Iterate(&found);
   CHECK(s.ok()) << s.ToString();
   for (const auto& [key, value] : found.writes) {
     if (value) {
-      batch_.Put(handle, key, *value);
+      batch_->Put(handle, key, *value);
     } else {
-      batch_.Delete(handle, key);
+      batch_->Delete(handle, key);
     }
   }
 }
 
 rocksdb::Status Batch::AppendPendingMetadataUnindexed() {
-  rocksdb::WriteBatch* raw = batch_.GetWriteBatch();
+  if (pending_metadata_.empty()) return rocksdb::Status::OK();
+  rocksdb::WriteBatch* raw = Indexed().GetWriteBatch();
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(ColumnFamily::kMetadata);
   rocksdb::Status s;
   for (const auto& [key, value] : pending_metadata_) {
@@ -202,9 +207,9 @@ std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
   // Nothing pending: the database iterator alone, without the base/delta merging on every
   // step (an LRANGE of 100 elements takes 100 of them). Like the merged iterator, it does not
   // see writes made to the batch after its creation.
-  if (batch_.GetWriteBatch()->Count() == 0) return std::unique_ptr<rocksdb::Iterator>(base);
+  if (WriteCount() == 0) return std::unique_ptr<rocksdb::Iterator>(base);
   return std::unique_ptr<rocksdb::Iterator>(
-      batch_.NewIteratorWithBase(engine_->cf(cf), base, options));
+      batch_->NewIteratorWithBase(engine_->cf(cf), base, options));
 }
 
 void Batch::ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, size_t max_bytes,
@@ -314,8 +319,8 @@ bool Batch::WritesMetadata(const rocksdb::Slice& key) const {
 rocksdb::Status Batch::Commit() {
   // Nothing reads the batch after this: the entries need no place in its index.
   rocksdb::Status s = AppendPendingMetadataUnindexed();
-  if (s.ok() && !empty()) s = engine_->Write(batch_.GetWriteBatch());
-  batch_.Clear();
+  if (s.ok() && !empty()) s = engine_->Write(batch_->GetWriteBatch());
+  if (batch_) batch_->Clear();
   metadata_in_index_ = false;
   ForgetUnindexed();
   // The batch's writes are now the database's: what was read ahead may be old.
@@ -325,7 +330,7 @@ rocksdb::Status Batch::Commit() {
 }
 
 void Batch::Clear() {
-  batch_.Clear();
+  if (batch_) batch_->Clear();
   pending_metadata_.clear();
   metadata_in_index_ = false;
   ForgetUnindexed();

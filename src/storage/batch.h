@@ -81,12 +81,16 @@ class Batch {
   // changed that key).
   bool WritesMetadata(const rocksdb::Slice& key) const;
 
-  bool empty() { return pending_metadata_.empty() && batch_.GetWriteBatch()->Count() == 0; }
+  bool empty() { return pending_metadata_.empty() && WriteCount() == 0; }
   rocksdb::Status Commit();
   void Clear();
   Engine* engine() const { return engine_; }
 
  private:
+  // The indexed batch, made at the first write: a command that only reads (most of them) never
+  // pays for its arena and index.
+  rocksdb::WriteBatchWithIndex& Indexed();
+  uint32_t WriteCount() { return batch_ ? batch_->GetWriteBatch()->Count() : 0; }
   // Moves the coalesced metadata writes into the batch, so that an operation whose meaning
   // depends on the order of writes (an iterator, a range, a merge) sees them.
   void FlushPendingMetadata();
@@ -109,7 +113,7 @@ class Batch {
   static constexpr size_t kMaxPopRun = 64;
 
   Engine* engine_;
-  rocksdb::WriteBatchWithIndex batch_;
+  std::optional<rocksdb::WriteBatchWithIndex> batch_;
   // Metadata key -> its last value in this batch (nullopt: deleted).
   std::unordered_map<std::string, std::optional<std::string>> pending_metadata_;
   // Whether the indexed batch holds `metadata` writes (moved there by FlushPendingMetadata, or

@@ -270,6 +270,12 @@ void Context::Discard() {
 }
 
 Status Context::Commit() {
+  constexpr std::array<int64_t, kMaxDatabases> kNoDeltas{};
+  // A command that only read (most of them) has nothing to write, count, touch or run.
+  if (batch_.empty() && touched_.empty() && after_commit_.empty() && key_deltas_ == kNoDeltas &&
+      expire_deltas_ == kNoDeltas) {
+    return batch_.Commit().ok() ? Status::OK() : Status::IOError("empty batch failed to commit");
+  }
   for (int i = 0; i < kMaxDatabases; i++) {
     uint8_t pdb = static_cast<uint8_t>(i);
     if (key_deltas_[i] != 0)
