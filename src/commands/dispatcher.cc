@@ -104,9 +104,12 @@ std::string FullCommandName(const CommandSpec& spec, const std::vector<std::stri
 
 void SetLastCommand(Session& session, const CommandSpec& spec,
                     const std::vector<std::string>& argv) {
+  const bool has_subcommands = CommandTable::Get().HasSubcommands(spec);
+  if (!has_subcommands && session.last_command_spec == &spec) return;
   std::string name = FullCommandName(spec, argv);
   std::lock_guard<std::mutex> lock(session.info_mu);
   session.last_command = std::move(name);
+  session.last_command_spec = has_subcommands ? nullptr : &spec;
 }
 
 // As in Redis: while a script is busy only a few commands get through, and of SCRIPT only KILL,

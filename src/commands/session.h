@@ -24,6 +24,7 @@
 namespace basalt {
 
 class Reply;
+struct CommandSpec;
 
 struct WatchedKey {
   int db;
@@ -62,6 +63,9 @@ struct Session : std::enable_shared_from_this<Session> {
   std::string last_command = "NULL";
   // Guards `name`, `user_name` and `last_command`, which CLIENT LIST reads from other threads.
   mutable std::mutex info_mu;
+  // The command `last_command` names, unless it has subcommands (only the client's own thread
+  // reads this): a pipeline of one command sets the name once.
+  const CommandSpec* last_command_spec = nullptr;
 
   // MULTI/EXEC
   bool in_multi = false;

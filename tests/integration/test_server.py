@@ -256,6 +256,30 @@ def test_client_info_and_list(server, c):
     assert c.call("CLIENT", "INFO", "x") == ("-", arity("client|info"))
 
 
+def test_client_list_names_each_clients_last_command(server, c):
+    """cmd= follows a client through repeated, changing and container commands, as in Redis 7
+    (a pipeline of one command names it once; a subcommand is always named afresh)."""
+    cid = str(plain(c.call("CLIENT", "ID")))
+
+    def last_command():
+        with RawConn(server.port) as other:
+            t, one = other.call("CLIENT", "LIST", "ID", cid)
+        return _client_fields(one.decode())["cmd"]
+
+    steps = [(["SET", "k", "v"], "set"), (["SET", "k", "w"], "set"), (["GET", "k"], "get"),
+             (["CONFIG", "GET", "maxclients"], "config|get"),
+             (["CONFIG", "GET", "timeout"], "config|get"), (["GET", "k"], "get"),
+             (["CLIENT", "GETNAME"], "client|getname"), (["CLIENT", "ID"], "client|id"),
+             (["SET", "k", "x"], "set")]
+    for argv, expected in steps:
+        c.call(*argv)
+        assert last_command() == expected, argv
+    c.sock.sendall(b"".join(encode(*a) for a in (["GET", "k"], ["GET", "k"], ["PING"])))
+    for _ in range(3):
+        c.read()
+    assert last_command() == "ping"
+
+
 def _addr(conn):
     return _client_fields(plain(conn.call("CLIENT", "INFO")).decode())["addr"]
 
