@@ -167,10 +167,13 @@ class WarmedPaths {
   struct Path {
     const char* const* nodes = nullptr;  // nodes[level], for level < height; nullptr: no path
     int height = 0;
+    uint64_t id = 0;  // the same for keys warmed in one gap, never reused (0: no path)
   };
 
   // Forgets everything, to record paths `height` levels high in memtable `list_id`.
   void Start(uint64_t list_id, int height) {
+    static std::atomic<uint64_t> next_generation{1};
+    generation_ = next_generation.fetch_add(1, std::memory_order_relaxed);
     list_id_ = list_id;
     height_ = height;
     key_bytes_.clear();
@@ -203,11 +206,14 @@ class WarmedPaths {
     size_t begin = next_ == 0 ? 0 : key_ends_[next_ - 1];
     if (Slice(key_bytes_.data() + begin, key_ends_[next_] - begin) != user_key) return {};
     uint32_t path = path_of_[next_++];
-    return {&nodes_[path * kMaxHeight], height_};
+    return {&nodes_[path * kMaxHeight], height_, generation_ * kMaxPaths + path};
   }
 
  private:
+  // Paths per warming that Path::id tells apart; a warming records one per key at most.
+  static constexpr uint64_t kMaxPaths = uint64_t{1} << 32;
   uint64_t list_id_ = 0;  // 0: none; memtable ids are never reused
+  uint64_t generation_ = 0;
   int height_ = 0;
   std::string key_bytes_;
   std::vector<size_t> key_ends_;
@@ -458,6 +464,10 @@ class SkipList final : public MemTableRep {
   const char* splice_prev_[kMaxHeight + 1];
   const char* splice_next_[kMaxHeight + 1];
   const char* last_insert_ = nullptr;
+  int last_insert_height_ = 0;
+  // The warmed path the last insert started from (0: none): a later insert from the same path
+  // lies in the same gap as it.
+  uint64_t last_warmed_path_ = 0;
 };
 
 class SkipList::Iter final : public MemTableRep::Iterator {
@@ -529,12 +539,17 @@ bool SkipList::InsertKey(KeyHandle handle) {
   int level;
   if (warmed.nodes != nullptr && height <= warmed.height) {
     // The warmed path starts every level the new node links into (most nodes link into level
-    // 0 alone): search only those. The splice above them stays unknown.
+    // 0 alone): search only those. The splice above them stays unknown. Keys warmed in one gap
+    // share a path, and an ascending run of them (RPUSH, ZADD with rising scores) would walk
+    // over all the nodes it inserted before: the last one, where it is lower, starts instead.
     level = height;
     splice_height_ = 0;
+    const bool after_last = warmed.id == last_warmed_path_ && last_insert_ != nullptr &&
+                            Compare(last_insert_, target) < 0;
     const char* bound = nullptr;
     for (int i = level - 1; i >= 0; i--) {
-      FindInLevel(target, i, warmed.nodes[i], &splice_prev_[i], &splice_next_[i], bound);
+      const char* start = after_last && i < last_insert_height_ ? last_insert_ : warmed.nodes[i];
+      FindInLevel(target, i, start, &splice_prev_[i], &splice_next_[i], bound);
       bound = splice_next_[i];
     }
   } else {
@@ -565,6 +580,8 @@ bool SkipList::InsertKey(KeyHandle handle) {
   bool descending = last_insert_ != nullptr && Compare(last_insert_, target) > 0;
   for (int i = 0; i < height; i++) (descending ? splice_next_ : splice_prev_)[i] = entry;
   last_insert_ = entry;
+  last_insert_height_ = height;
+  last_warmed_path_ = warmed.id;
   return true;
 }
 

@@ -449,6 +449,32 @@ TEST_P(SkipListMemTableTest, SortedRunsWarmFromTheLastPath) {
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
 }
 
+// New keys that all fall in one gap share one warmed path. An ascending run of them (RPUSH, ZADD
+// with rising scores, a load of sequential keys) starts each insert from the one before it, a
+// descending run (LPUSH) from the path, and both end where a model says.
+TEST_P(SkipListMemTableTest, RunsInOneGapInsertInOrder) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  for (int i = 0; i < 1000; i++) {
+    ASSERT_NO_FATAL_FAILURE(Put(Numbered("l", i), "v"));
+    ASSERT_NO_FATAL_FAILURE(Put(Numbered("n", i), "v"));
+  }
+  for (int round = 0; round < 6; round++) {
+    std::vector<std::string> keys;
+    for (int i = 0; i < 200; i++) keys.push_back(Numbered("m", round * 1000 + i));
+    if (round % 2 == 1) std::reverse(keys.begin(), keys.end());
+    rocksdb::WriteBatch batch;
+    for (const std::string& key : keys) batch.Put(key, "r" + std::to_string(round));
+    uint64_t before = SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread();
+    EXPECT_EQ(Warm(*factory_, keys), GetParam() ? 1u : 0u) << "round " << round;
+    ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
+    for (const std::string& key : keys) model_[key] = "r" + std::to_string(round);
+    EXPECT_EQ(SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread() - before,
+              GetParam() ? keys.size() : 0u)
+        << "round " << round;
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+}
+
 // Only RocksDB's comparator knows a non-bytewise order; the engine passes bytewise=false for it.
 TEST(SkipListMemTableComparator, ReverseOrderThroughRocksDBComparator) {
   char tmpl[] = "/tmp/basalt-skiplist-XXXXXX";
