@@ -52,7 +52,7 @@ class FamilyWrites : public rocksdb::WriteBatch::Handler {
 
 Batch::Batch(Engine* engine) : engine_(engine) {}
 
-rocksdb::WriteBatchWithIndex& Batch::Indexed() {
+rocksdb::WriteBatchWithIndex& Batch::Writes() {
   if (!batch_) batch_.emplace(rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/true);
   return *batch_;
 }
@@ -99,10 +99,10 @@ void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice
   }
   if (WritesUnindexed(cf)) {
     NoteUnindexed(cf, key);
-    Indexed().GetWriteBatch()->Put(engine_->cf(cf), key, value);
+    Writes().GetWriteBatch()->Put(engine_->cf(cf), key, value);
     return;
   }
-  Indexed().Put(engine_->cf(cf), key, value);
+  Writes().Put(engine_->cf(cf), key, value);
 }
 
 void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
@@ -113,10 +113,10 @@ void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
   }
   if (WritesUnindexed(cf)) {
     NoteUnindexed(cf, key);
-    Indexed().GetWriteBatch()->Delete(engine_->cf(cf), key);
+    Writes().GetWriteBatch()->Delete(engine_->cf(cf), key);
     return;
   }
-  Indexed().Delete(engine_->cf(cf), key);
+  Writes().Delete(engine_->cf(cf), key);
 }
 
 void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
@@ -126,7 +126,7 @@ void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Sli
     metadata_in_index_ = true;
   }
   IndexWritesOf(cf);
-  Indexed().Merge(engine_->cf(cf), key, value);
+  Writes().Merge(engine_->cf(cf), key, value);
 }
 
 void Batch::DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rocksdb::Slice& end) {
@@ -136,7 +136,7 @@ void Batch::DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rock
     metadata_in_index_ = true;
   }
   IndexWritesOf(cf);  // rewritten later, they would land after the range and survive it
-  Indexed().GetWriteBatch()->DeleteRange(engine_->cf(cf), begin, end);
+  Writes().GetWriteBatch()->DeleteRange(engine_->cf(cf), begin, end);
 }
 
 void Batch::FlushPendingMetadata() {
@@ -145,9 +145,9 @@ void Batch::FlushPendingMetadata() {
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(ColumnFamily::kMetadata);
   for (const auto& [key, value] : pending_metadata_) {
     if (value) {
-      Indexed().Put(handle, key, *value);
+      Writes().Put(handle, key, *value);
     } else {
-      Indexed().Delete(handle, key);
+      Writes().Delete(handle, key);
     }
   }
   pending_metadata_.clear();
@@ -175,7 +175,7 @@ void Batch::IndexWritesOf(ColumnFamily cf) {
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(cf);
   FamilyWrites found(handle->GetID());
   // Iterating a batch in memory fails only on a malformed one, which this class never builds.
-  rocksdb::Status s = Indexed().GetWriteBatch()->Iterate(&found);
+  rocksdb::Status s = Writes().GetWriteBatch()->Iterate(&found);
   CHECK(s.ok()) << s.ToString();
   for (const auto& [key, value] : found.writes) {
     if (value) {
@@ -188,7 +188,7 @@ void Batch::IndexWritesOf(ColumnFamily cf) {
 
 rocksdb::Status Batch::AppendPendingMetadataUnindexed() {
   if (pending_metadata_.empty()) return rocksdb::Status::OK();
-  rocksdb::WriteBatch* raw = Indexed().GetWriteBatch();
+  rocksdb::WriteBatch* raw = Writes().GetWriteBatch();
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(ColumnFamily::kMetadata);
   rocksdb::Status s;
   for (const auto& [key, value] : pending_metadata_) {

@@ -89,7 +89,7 @@ class Batch {
  private:
   // The indexed batch, made at the first write: a command that only reads (most of them) never
   // pays for its arena and index.
-  rocksdb::WriteBatchWithIndex& Indexed();
+  rocksdb::WriteBatchWithIndex& Writes();
   uint32_t WriteCount() { return batch_ ? batch_->GetWriteBatch()->Count() : 0; }
   // Moves the coalesced metadata writes into the batch, so that an operation whose meaning
   // depends on the order of writes (an iterator, a range, a merge) sees them.

@@ -274,7 +274,8 @@ Status Context::Commit() {
   // A command that only read (most of them) has nothing to write, count, touch or run.
   if (batch_.empty() && touched_.empty() && after_commit_.empty() && key_deltas_ == kNoDeltas &&
       expire_deltas_ == kNoDeltas) {
-    return batch_.Commit().ok() ? Status::OK() : Status::IOError("empty batch failed to commit");
+    rocksdb::Status s = batch_.Commit();  // forgets what the reads left (read-ahead, pop runs)
+    return s.ok() ? Status::OK() : Status::IOError(s.ToString());
   }
   for (int i = 0; i < kMaxDatabases; i++) {
     uint8_t pdb = static_cast<uint8_t>(i);
