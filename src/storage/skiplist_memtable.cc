@@ -433,6 +433,12 @@ class SkipList final : public MemTableRep {
   // other (list pushes, ordered loads) then cost a few comparisons instead of a search.
   int BracketingLevel(const char* entry, int max_height) const;
 
+  // Whether `key` falls between the level-0 neighbours a search found (nullptr prev: none yet),
+  // so that it needs no search of its own.
+  bool InGap(const char* prev, const char* next, const Slice& key) const {
+    return prev != nullptr && (prev == head() || UserKeyBefore(prev, key)) &&
+           (next == nullptr || !UserKeyBefore(next, key));
+  }
   // Batches with at least this many keys, all in one direction, are warmed as a sorted run.
   static constexpr size_t kMinSortedRun = 4;
   // 1 if the keys never descend, -1 if they never ascend, 0 if they do both or are all equal.
@@ -609,10 +615,7 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
   WarmedPaths& paths = ThreadWarmedPaths::Start(id_, top + 1);
   int direction = keys.size() >= kMinSortedRun ? SortedDirection(keys) : 0;
   if (direction != 0) return WarmSortedRun(keys, direction > 0, top, paths);
-  auto in_gap = [&](const Slice& key) {
-    return gap_prev != nullptr && (gap_prev == head() || UserKeyBefore(gap_prev, key)) &&
-           (gap_next == nullptr || !UserKeyBefore(gap_next, key));
-  };
+  auto in_gap = [&](const Slice& key) { return InGap(gap_prev, gap_next, key); };
   while (active > 0 || next_key < keys.size()) {
     for (Lane& lane : lanes) {
       if (lane.key == nullptr) {
@@ -672,8 +675,7 @@ size_t SkipList::WarmSortedRun(const std::vector<Slice>& keys, bool ascending, i
   const char* gap_next = nullptr;
   uint32_t gap_path = 0;
   for (const Slice& key : keys) {
-    if (gap_prev != nullptr && (gap_prev == head() || UserKeyBefore(gap_prev, key)) &&
-        (gap_next == nullptr || !UserKeyBefore(gap_next, key))) {
+    if (InGap(gap_prev, gap_next, key)) {
       paths.AddKey(key, gap_path);
       continue;
     }
