@@ -22,6 +22,9 @@ const std::vector<ConfigKey> kKeys = {
      "refuse non-loopback clients while no password is set"},
     {"dir", ConfigKind::kString, "./data", false, 0, 0, "", "data directory (RocksDB lives here)"},
     {"workers", ConfigKind::kInt, "2", false, 1, 256, "", "worker threads serving connections"},
+    {"worker-idle-polls", ConfigKind::kInt, "3", true, 0, 1000, "",
+     "times a worker that found no input polls its sockets again, yielding the CPU in between, "
+     "before it sleeps (0 = sleep at once)"},
     {"databases", ConfigKind::kInt, "16", false, 1, 16, "", "number of logical databases"},
     {"loglevel", ConfigKind::kEnum, "notice", true, 0, 0, "debug|verbose|notice|warning",
      "log verbosity"},
@@ -313,6 +316,7 @@ void Config::PublishAtomics() {
   max_reply_size = num("max-reply-size");
   maxclients = num("maxclients");
   timeout_seconds = num("timeout");
+  worker_idle_polls = num("worker-idle-polls");
   slowlog_slower_than = num("slowlog-log-slower-than");
   slowlog_max_len = num("slowlog-max-len");
   hll_sparse_max_bytes = num("hll-sparse-max-bytes");

@@ -87,7 +87,9 @@ void Connection::FlushBeforeShutdown() {
 }
 
 void Connection::OnReadable(evutil_socket_t, short, void* arg) {
-  static_cast<Connection*>(arg)->HandleInput();
+  auto* self = static_cast<Connection*>(arg);
+  self->worker_->NoteInput();
+  self->HandleInput();
 }
 
 void Connection::OnWrite(bufferevent* bev, void* arg) {

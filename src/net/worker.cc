@@ -1,6 +1,7 @@
 #include "net/worker.h"
 
 #include <glog/logging.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,14 +46,31 @@ void Worker::Start() {
 }
 
 void Worker::Run() {
-  // One turn: wait for events, run every callback that is ready, then commit the writes they
-  // grouped and send their replies.
+  // One turn: wait for events (or, polling, only look), run every callback that is ready, then
+  // commit the writes they grouped and send their replies.
+  //
+  // A turn that read input is followed by polls rather than a sleep: up to worker-idle-polls
+  // turns that find nothing, each after a sched_yield(). Where clients share the server's cores
+  // (redis-benchmark on this 2-core machine), the yield lets a client run and send its next
+  // request, which the next poll picks up; sleeping instead costs a context switch and a wake-up
+  // for each request, and with two workers that was a quarter of the CPU of an unpipelined run
+  // (docs/benchmarks.md, change 28). A worker with no input still sleeps after a few polls.
+  int idle_polls = 0;
   while (!exit_loop_) {
-    int rc = event_base_loop(base_, EVLOOP_ONCE | EVLOOP_NO_EXIT_ON_EMPTY);
+    const int64_t poll_limit = state_->config->worker_idle_polls.load(std::memory_order_relaxed);
+    const bool poll = idle_polls < poll_limit;
+    const uint64_t inputs_before = inputs_;
+    int rc = event_base_loop(base_, (poll ? EVLOOP_NONBLOCK : EVLOOP_ONCE) | EVLOOP_NO_EXIT_ON_EMPTY);
     CommitGroup();
     if (rc < 0) {
       LOG(ERROR) << "worker event loop failed; its clients are no longer served";
       return;
+    }
+    if (inputs_ != inputs_before) {
+      idle_polls = 0;
+    } else if (poll) {
+      idle_polls++;
+      sched_yield();
     }
   }
 }

@@ -47,6 +47,8 @@ class Worker {
   WriteGroup& group() { return group_; }
   // Commits the group (if it holds anything) and sends the replies it held.
   void CommitGroup() { group_.Commit(*state_); }
+  // Called by a connection whose socket became readable: the turn found input.
+  void NoteInput() { inputs_++; }
 
  private:
   static void OnNotify(evutil_socket_t, short, void* arg);
@@ -76,6 +78,7 @@ class Worker {
   bool exit_loop_ = false;  // set on the worker's thread once it has stopped its connections
 
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
+  uint64_t inputs_ = 0;  // readable-socket callbacks run so far (NoteInput)
   WriteGroup group_;  // committed before any connection in connections_ is destroyed
 };
 

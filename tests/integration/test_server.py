@@ -1,6 +1,7 @@
 """Connection and server commands: PING/ECHO/HELLO/AUTH/QUIT/RESET, CLIENT,
 INFO, CONFIG, TIME, LASTSAVE, SLOWLOG, COMMAND, error texts, inline
 commands, pipelining, RESP3."""
+import os
 import re
 import time
 
@@ -720,3 +721,44 @@ def test_info_has_rocksdb_section(server, r):
 @pytest.mark.basalt_only
 def test_config_get_durability_default_lazy(r):
     assert r.config_get("durability") == {"durability": "lazy"}
+
+
+def cpu_seconds(pid):
+    """User plus system CPU time of a process so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.basalt_only
+@pytest.mark.parametrize("polls", ["0", "1000"])
+def test_workers_serve_and_then_sleep_whatever_their_idle_polls(start_server, polls):
+    """worker-idle-polls only decides how often a worker polls its sockets again before it
+    sleeps: clients on both workers are served either way, and once they stop sending the
+    server uses no CPU (a worker that kept polling would spend its whole core)."""
+    srv = start_server(args={"worker-idle-polls": polls})
+    clients = [srv.client() for _ in range(6)]  # consecutive connections alternate workers
+    for c in clients:
+        p = c.pipeline(transaction=False)
+        for _ in range(100):
+            p.incr("n")
+        p.execute()
+        assert c.incr("n") > 0
+    assert clients[0].get("n") == "606"
+    before = cpu_seconds(srv.proc.pid)
+    time.sleep(2)
+    assert cpu_seconds(srv.proc.pid) - before < 0.5
+    assert all(c.ping() for c in clients)
+
+
+@pytest.mark.basalt_only
+def test_worker_idle_polls_is_set_live(r):
+    try:
+        assert r.config_set("worker-idle-polls", 0) is True
+        assert r.config_get("worker-idle-polls") == {"worker-idle-polls": "0"}
+        assert [r.incr("k") for _ in range(3)] == [1, 2, 3]
+        raises(r, failed("worker-idle-polls", "argument must be between 0 and 1000 inclusive"),
+               "CONFIG", "SET", "worker-idle-polls", "1001")
+    finally:
+        r.config_set("worker-idle-polls", 3)
+    assert r.config_get("worker-idle-polls") == {"worker-idle-polls": "3"}
