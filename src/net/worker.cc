@@ -60,7 +60,8 @@ void Worker::Run() {
     const int64_t poll_limit = state_->config->worker_idle_polls.load(std::memory_order_relaxed);
     const bool poll = idle_polls < poll_limit;
     const uint64_t inputs_before = inputs_;
-    int rc = event_base_loop(base_, (poll ? EVLOOP_NONBLOCK : EVLOOP_ONCE) | EVLOOP_NO_EXIT_ON_EMPTY);
+    int rc =
+        event_base_loop(base_, (poll ? EVLOOP_NONBLOCK : EVLOOP_ONCE) | EVLOOP_NO_EXIT_ON_EMPTY);
     CommitGroup();
     if (rc < 0) {
       LOG(ERROR) << "worker event loop failed; its clients are no longer served";

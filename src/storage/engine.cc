@@ -209,12 +209,13 @@ Status Engine::OpenDb() {
   for (size_t i = 0; i < handles.size(); i++) handles_[i] = handles[i];
   warmed_families_.clear();
   for (size_t i = 0; i < handles.size(); i++) {
+    memtables_[i] = std::dynamic_pointer_cast<SkipListMemTableFactory>(
+        options.column_families[i].options.memtable_factory);
     Warming warming = WarmingOf(static_cast<ColumnFamily>(i));
     if (warming == Warming::kNone) continue;
     uint32_t id = handles[i]->GetID();
     if (warmed_families_.size() <= id) warmed_families_.resize(id + 1);
-    warmed_families_[id].memtables = std::dynamic_pointer_cast<SkipListMemTableFactory>(
-        options.column_families[i].options.memtable_factory);
+    warmed_families_[id].memtables = memtables_[i];
     warmed_families_[id].deletions_only = warming == Warming::kDeletions;
   }
   metadata_cache_.Reset();  // sequence numbers of a replaced database start elsewhere

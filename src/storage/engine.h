@@ -98,6 +98,11 @@ class Engine {
   rocksdb::Status Peek(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) const;
   std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf,
                                                  const rocksdb::ReadOptions& options) const;
+  // `cf`'s memtables when they are Basalt's skip list (rocksdb.memtable basalt), else nullptr:
+  // their NewestReader reads the newest memtable directly, without RocksDB's iterators.
+  const SkipListMemTableFactory* memtables(ColumnFamily cf) const {
+    return memtables_[static_cast<int>(cf)].get();
+  }
 
   // Removes every key in [begin, end) of a column family. Used by FLUSHDB/FLUSHALL.
   rocksdb::Status DeleteRange(ColumnFamily cf, const std::string& begin, const std::string& end);
@@ -174,6 +179,7 @@ class Engine {
     bool deletions_only = false;
   };
   std::vector<WarmedFamily> warmed_families_;
+  std::array<std::shared_ptr<SkipListMemTableFactory>, kColumnFamilyCount> memtables_;
   std::atomic<bool> ready_{false};  // db_ and handles_ are usable (see Get())
   std::shared_ptr<rocksdb::Statistics> statistics_;
   std::shared_ptr<rocksdb::Cache> block_cache_;

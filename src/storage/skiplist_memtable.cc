@@ -82,8 +82,9 @@ int RandomHeight() {
   return height;
 }
 
-Slice InternalKeyOf(const char* entry) {
-  const auto* p = reinterpret_cast<const uint8_t*>(entry);
+// The bytes after a varint32 length at `at`.
+Slice LengthPrefixedAt(const char* at) {
+  const auto* p = reinterpret_cast<const uint8_t*>(at);
   uint32_t length = 0;
   for (int shift = 0; shift <= 28; shift += 7) {
     uint32_t byte = *p++;
@@ -93,6 +94,10 @@ Slice InternalKeyOf(const char* entry) {
   return Slice(reinterpret_cast<const char*>(p), length);
 }
 
+Slice InternalKeyOf(const char* entry) {
+  return LengthPrefixedAt(entry);
+}
+
 // An internal key's last 8 bytes are (sequence << 8 | type), little-endian.
 uint64_t TrailerOf(const Slice& internal_key) {
   uint64_t trailer;
@@ -100,6 +105,9 @@ uint64_t TrailerOf(const Slice& internal_key) {
   if constexpr (std::endian::native == std::endian::big) trailer = __builtin_bswap64(trailer);
   return trailer;
 }
+
+// RocksDB's ValueType of a Put, the low byte of its trailer (db/dbformat.h, not a public header).
+constexpr uint64_t kTypeValue = 0x1;
 
 // Bytewise three-way comparison of user keys, inline eight bytes at a time. A search compares
 // the target with dozens of short keys that share a prefix; a call to memcmp for each cost more
@@ -353,6 +361,28 @@ class SkipList final : public MemTableRep {
            bool (*callback_func)(void* arg, const char* entry)) override {
     const char* entry = FindGreaterOrEqual(EntryTarget{MemtableKeyOf(lookup)});
     while (entry != nullptr && callback_func(callback_args, entry)) entry = NextOf(entry, 0);
+  }
+
+  // The first node whose user key is at or after `user_key` (its newest entry), or nullptr;
+  // nullptr too when keys are not ordered bytewise.
+  const char* SeekUserKey(const Slice& user_key) const {
+    if (!bytewise_) return nullptr;
+    // The largest trailer sorts first among a user key's entries.
+    std::string target(user_key.data(), user_key.size());
+    target.append(8, '\xff');
+    return FindGreaterOrEqual(Slice(target));
+  }
+  // The first node after `node` with another user key.
+  static const char* NextUserKey(const char* node) {
+    Slice internal_key = InternalKeyOf(node);
+    Slice user_key(internal_key.data(), internal_key.size() - 8);
+    const char* next = NextOf(node, 0);
+    while (next != nullptr) {
+      Slice next_key = InternalKeyOf(next);
+      if (CompareUserKeys(Slice(next_key.data(), next_key.size() - 8), user_key) != 0) break;
+      next = NextOf(next, 0);
+    }
+    return next;
   }
 
   // Everything is in the memtable's arena, which RocksDB counts itself.
@@ -772,6 +802,38 @@ SkipListMemTableFactory::~SkipListMemTableFactory() = default;
 
 uint64_t SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread() {
   return ThreadWarmedPaths::Taken();
+}
+
+SkipListMemTableFactory::NewestReader::NewestReader(const SkipListMemTableFactory& factory)
+    : newest_(factory.newest_) {
+  newest_->mutex.lock_shared();
+  rep_ = newest_->rep;
+}
+
+SkipListMemTableFactory::NewestReader::~NewestReader() {
+  if (newest_ != nullptr) newest_->mutex.unlock_shared();
+}
+
+void SkipListMemTableFactory::NewestReader::Seek(const rocksdb::Slice& user_key) {
+  node_ = rep_ == nullptr ? nullptr : static_cast<const SkipList*>(rep_)->SeekUserKey(user_key);
+}
+
+void SkipListMemTableFactory::NewestReader::Next() {
+  node_ = SkipList::NextUserKey(node_);
+}
+
+rocksdb::Slice SkipListMemTableFactory::NewestReader::user_key() const {
+  Slice internal_key = InternalKeyOf(node_);
+  return Slice(internal_key.data(), internal_key.size() - 8);
+}
+
+bool SkipListMemTableFactory::NewestReader::is_value() const {
+  return (TrailerOf(InternalKeyOf(node_)) & 0xff) == kTypeValue;
+}
+
+rocksdb::Slice SkipListMemTableFactory::NewestReader::value() const {
+  Slice internal_key = InternalKeyOf(node_);
+  return LengthPrefixedAt(internal_key.data() + internal_key.size());
 }
 
 size_t SkipListMemTableFactory::WarmInsertPaths(

@@ -57,6 +57,37 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   // did so, since it started.
   static uint64_t InsertsFromWarmedPathsOnThisThread();
 
+  // Reads the newest memtable this factory made: for each user key in it, in order, the key's
+  // newest entry there. The memtable is not destroyed while the reader exists (hold it briefly:
+  // RocksDB waits for it to drop a memtable it flushed). Whether keys written meanwhile are
+  // seen is undefined, and an entry here may be older than one in a newer memtable: a caller
+  // must know otherwise (its locks keep the keys it reads from changing, and it finds every key
+  // it needs here, newer than anything elsewhere). Invalid at once for a memtable whose
+  // comparator is not bytewise.
+  class NewestReader {
+   public:
+    NewestReader(NewestReader&&) = default;
+    ~NewestReader();
+    // Positions at the first user key at or after `user_key`.
+    void Seek(const rocksdb::Slice& user_key);
+    bool Valid() const { return node_ != nullptr; }
+    // To the next user key.
+    void Next();
+    rocksdb::Slice user_key() const;
+    // Whether the key's newest entry is a value (a Put), rather than a deletion, a merge operand
+    // or any other kind; value() is meaningful only then.
+    bool is_value() const;
+    rocksdb::Slice value() const;
+
+   private:
+    friend class SkipListMemTableFactory;
+    explicit NewestReader(const SkipListMemTableFactory& factory);
+    std::shared_ptr<NewestMemTable> newest_;  // its mutex is held shared while the reader lives
+    const rocksdb::MemTableRep* rep_ = nullptr;
+    const char* node_ = nullptr;
+  };
+  NewestReader ReadNewest() const { return NewestReader(*this); }
+
  private:
   bool bytewise_;
   std::shared_ptr<NewestMemTable> newest_;

@@ -63,6 +63,58 @@ def test_lrange_ranges(rr, start, stop):
     assert rr.execute_command("LRANGE", "l", start, stop) == expected
 
 
+def test_ranges_read_across_flushed_newer_and_rewritten_elements(rr):
+    """Basalt reads a range from the newest memtable when every element of it is there, and
+    through RocksDB otherwise: ranges over elements flushed to files (SAVE), newer pushes in
+    front of them, single elements set after the flush, pops, shifts by LREM and LINSERT, and
+    a list made again under the same name after DEL and FLUSHALL."""
+    def check(model):
+        assert lrange(rr, "l") == model
+        for start, stop in [(0, 49), (40, 60), (95, 105), (-20, -1), (120, 122)]:
+            end = len(model) + stop if stop < 0 else stop
+            first = len(model) + start if start < 0 else start
+            assert rr.execute_command("LRANGE", "l", start, stop) == model[first:end + 1]
+
+    model = ["e%d" % i for i in range(300)]
+    rr.execute_command("RPUSH", "l", *model)
+    rr.execute_command("SAVE")  # the elements are in files now
+    check(model)
+    rr.execute_command("LPUSH", "l", *["n%d" % i for i in range(50)])
+    model = ["n%d" % i for i in reversed(range(50))] + model
+    check(model)
+    rr.execute_command("LSET", "l", 100, "changed")
+    model[100] = "changed"
+    check(model)
+    rr.execute_command("LPOP", "l", 10)
+    rr.execute_command("RPOP", "l", 10)
+    model = model[10:-10]
+    check(model)
+    rr.execute_command("LREM", "l", 0, "e150")
+    model.remove("e150")
+    rr.execute_command("LINSERT", "l", "BEFORE", "e200", "inserted")
+    model.insert(model.index("e200"), "inserted")
+    check(model)
+    rr.execute_command("SAVE")
+    check(model)
+    for drop in (["DEL", "l"], ["FLUSHALL"]):
+        rr.execute_command(*drop)
+        model = ["m%d" % i for i in range(130)]
+        rr.execute_command("RPUSH", "l", *model)
+        check(model)
+
+
+def test_ranges_in_a_transaction_and_a_script_see_their_own_writes(rr):
+    rr.execute_command("RPUSH", "l", "a", "b")
+    rr.execute_command("MULTI")
+    rr.execute_command("RPUSH", "l", "c", "d")
+    rr.execute_command("LRANGE", "l", 0, -1)
+    rr.execute_command("LSET", "l", 0, "z")
+    rr.execute_command("LRANGE", "l", 0, 1)
+    assert rr.execute_command("EXEC") == [4, ["a", "b", "c", "d"], "OK", ["z", "b"]]
+    script = "redis.call('RPUSH', KEYS[1], 'x'); return redis.call('LRANGE', KEYS[1], 1, -1)"
+    assert rr.execute_command("EVAL", script, 1, "l") == ["b", "c", "d", "x"]
+
+
 def test_lrange_missing_and_errors(rr):
     assert rr.execute_command("LRANGE", "nokey", 0, -1) == []
     raises(rr, NOT_INT, "LRANGE", "nokey", "x", 1)

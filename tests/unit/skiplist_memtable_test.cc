@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -494,6 +495,80 @@ TEST(SkipListMemTableComparator, ReverseOrderThroughRocksDBComparator) {
   it.reset();
   db.reset();
   std::filesystem::remove_all(tmpl);
+}
+
+// The newest memtable read directly: every user key written to it, once, in order, with its
+// newest entry (a value, or a deletion or merge, which are not values), from any Seek target.
+// A memtable that does not compare bytewise is not read at all.
+TEST_P(SkipListMemTableTest, NewestReaderSeesEachKeysNewestEntry) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  std::mt19937 rng(9);
+  std::map<std::string, std::optional<std::string>> newest;  // nullopt: deleted or merged
+  for (int i = 0; i < 3000; i++) {
+    std::string key = RandomKey(&rng) + RandomKey(&rng);
+    switch (rng() % 4) {
+      case 0:
+        ASSERT_NO_FATAL_FAILURE(Delete(key));
+        newest[key] = std::nullopt;
+        break;
+      case 1:
+        ASSERT_TRUE(db_->SingleDelete(rocksdb::WriteOptions(), key).ok());
+        newest[key] = std::nullopt;
+        break;
+      default:
+        ASSERT_NO_FATAL_FAILURE(Put(key, "v" + std::to_string(i)));
+        newest[key] = "v" + std::to_string(i);
+    }
+  }
+  for (const std::string& target :
+       {std::string(), std::string("kb"), std::string("kcc"), std::string("zz"), RandomKey(&rng)}) {
+    SkipListMemTableFactory::NewestReader reader = factory_->ReadNewest();
+    reader.Seek(target);
+    if (!GetParam()) {
+      EXPECT_FALSE(reader.Valid());
+      continue;
+    }
+    auto expected = newest.lower_bound(target);
+    for (; reader.Valid(); reader.Next(), ++expected) {
+      ASSERT_NE(expected, newest.end()) << "extra key " << reader.user_key().ToString();
+      ASSERT_EQ(reader.user_key().ToString(), expected->first);
+      ASSERT_EQ(reader.is_value(), expected->second.has_value()) << expected->first;
+      if (reader.is_value()) {
+        ASSERT_EQ(reader.value().ToString(), *expected->second);
+      }
+    }
+    EXPECT_EQ(expected, newest.end()) << target;
+  }
+}
+
+// Only the newest memtable is read: what a flush moved to a file, or an older memtable holds,
+// is not there. A reader keeps its memtable alive: the flush that retires it waits.
+TEST_P(SkipListMemTableTest, NewestReaderReadsOnlyTheNewestMemtable) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  ASSERT_NO_FATAL_FAILURE(Put("a", "1"));
+  ASSERT_NO_FATAL_FAILURE(Put("c", "1"));
+  if (!GetParam()) {  // not bytewise: nothing is read
+    SkipListMemTableFactory::NewestReader reader = factory_->ReadNewest();
+    reader.Seek("");
+    EXPECT_FALSE(reader.Valid());
+    return;
+  }
+  std::optional<SkipListMemTableFactory::NewestReader> reader(factory_->ReadNewest());
+  std::thread flush([&] { ASSERT_TRUE(db_->Flush(rocksdb::FlushOptions()).ok()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  reader->Seek("b");  // the flushed memtable, still alive
+  ASSERT_TRUE(reader->Valid());
+  EXPECT_EQ(reader->user_key().ToString(), "c");
+  reader.reset();
+  flush.join();
+  ASSERT_NO_FATAL_FAILURE(Put("b", "2"));
+  SkipListMemTableFactory::NewestReader newest = factory_->ReadNewest();
+  newest.Seek("");
+  ASSERT_TRUE(newest.Valid());
+  EXPECT_EQ(newest.user_key().ToString(), "b");
+  EXPECT_EQ(newest.value().ToString(), "2");
+  newest.Next();
+  EXPECT_FALSE(newest.Valid());
 }
 
 INSTANTIATE_TEST_SUITE_P(BothComparisonPaths, SkipListMemTableTest, ::testing::Bool(),
