@@ -79,7 +79,7 @@ class Worker {
 
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
   uint64_t inputs_ = 0;  // readable-socket callbacks run so far (NoteInput)
-  WriteGroup group_;  // committed before any connection in connections_ is destroyed
+  WriteGroup group_;     // committed before any connection in connections_ is destroyed
 };
 
 }  // namespace basalt
