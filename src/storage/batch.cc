@@ -214,23 +214,33 @@ std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
 
 void Batch::ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, size_t max_bytes,
                       bool from_upper) {
-  // Room for a few lists' runs (pops alternating between queues), then start over.
-  if (read_ahead_.size() >= kReadAheadEntries) read_ahead_.clear();
-  size_t before = read_ahead_.size();
   rocksdb::ReadOptions options;
   options.iterate_lower_bound = &lower;
   options.iterate_upper_bound = &upper;
   std::unique_ptr<rocksdb::Iterator> it = engine_->NewIterator(ColumnFamily::kSubkey, options);
+  std::vector<std::pair<std::string, std::string>> entries;
   size_t bytes = 0;
   for (from_upper ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && bytes < max_bytes;
        from_upper ? it->Prev() : it->Next()) {
-    read_ahead_.emplace_back(it->key().ToString(), it->value().ToString());
+    entries.emplace_back(it->key().ToString(), it->value().ToString());
     bytes += it->value().size();
   }
   // A failed pass leaves nothing read ahead: the point reads then go to the database.
-  if (!it->status().ok()) read_ahead_.clear();
-  auto added = read_ahead_.begin() + static_cast<ptrdiff_t>(std::min(before, read_ahead_.size()));
-  if (from_upper) std::reverse(added, read_ahead_.end());
+  if (!it->status().ok()) {
+    read_ahead_.clear();
+    return;
+  }
+  if (from_upper) std::reverse(entries.begin(), entries.end());
+  HoldReadAhead(std::move(entries));
+}
+
+void Batch::HoldReadAhead(std::vector<std::pair<std::string, std::string>> entries) {
+  // Room for a few lists' runs (pops alternating between queues), then start over.
+  if (read_ahead_.size() >= kReadAheadEntries) read_ahead_.clear();
+  size_t before = read_ahead_.size();
+  read_ahead_.insert(read_ahead_.end(), std::make_move_iterator(entries.begin()),
+                     std::make_move_iterator(entries.end()));
+  auto added = read_ahead_.begin() + static_cast<ptrdiff_t>(before);
   // Entries already held (a range read again) are equal: keep one of each, in key order.
   std::inplace_merge(read_ahead_.begin(), added, read_ahead_.end());
   read_ahead_.erase(std::unique(read_ahead_.begin(), read_ahead_.end(),

@@ -19,11 +19,12 @@
 // family's writes are indexed.
 //
 // A caller that will read a run of `subkey` keys (a pipeline of pops) can read them ahead in one
-// pass (ReadAhead). Those values are the database's, so they answer only reads of keys the batch
-// has not written (the same hashes rule that out) while its writes to `subkey` are unindexed, and
-// are forgotten at commit; the caller's locks keep the keys from changing in the meantime. A run
-// of sorted-set pops remembers the first score-index entries at one end (RememberPopRun), and
-// the batch keeps them the first ones as its own writes under that prefix delete and add keys.
+// pass (ReadAhead), or hand over the run it read itself (HoldReadAhead). Those values are the
+// database's, so they answer only reads of keys the batch has not written (the same hashes rule
+// that out) while its writes to `subkey` are unindexed, and are forgotten at commit; the caller's
+// locks keep the keys from changing in the meantime. A run of sorted-set pops remembers the first
+// score-index entries at one end (RememberPopRun), and the batch keeps them the first ones as its
+// own writes under that prefix delete and add keys.
 #pragma once
 
 #include <rocksdb/utilities/write_batch_with_index.h>
@@ -61,6 +62,9 @@ class Batch {
   // locks must keep those keys from changing meanwhile; the batch's own writes still come first.
   void ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, size_t max_bytes,
                  bool from_upper);
+  // Keeps `entries` (`subkey` keys and their values, in key order), which the caller read from
+  // the database itself, as ReadAhead() keeps what it reads, on the same terms.
+  void HoldReadAhead(std::vector<std::pair<std::string, std::string>> entries);
   // Whether a ReadAhead() since the last commit read `key` (a `subkey` key).
   bool ReadAheadHolds(const rocksdb::Slice& key) const;
   // Whether a point read of `subkey` key `key` may need this batch's own writes, so that no

@@ -53,6 +53,44 @@ void PushRaw(Context& ctx, int db, std::string_view key, Metadata& meta, ListEnd
   meta.size++;
 }
 
+// Elements written since the last flush of `subkey` are in its newest memtable, each one step
+// from the last: read there, a range of them costs a few dozen instructions an element instead
+// of a RocksDB iterator's ~850 (docs/benchmarks.md, change 29). Calls visit(index, value) for
+// the `count` elements from key `lower` (absolute index `first_index`), in ascending order or,
+// if `descending`, from the last one down, while it returns true, when every one is there as
+// its key's newest entry and a value; returns false, having visited nothing, when any is not
+// (it is in an older memtable or a file, or deleted), and the caller then reads through
+// RocksDB. What is found is the database's newest state: a write after the memtable was made
+// went to it, and the caller's lock keeps the list's elements from changing. It is not the
+// batch's: the caller decides whether its reads must see the batch's own writes.
+template <typename Visit>
+bool VisitNewestMemtable(Context& ctx, const std::string& lower, uint64_t first_index,
+                         uint64_t count, bool descending, Visit&& visit) {
+  const SkipListMemTableFactory* memtables =
+      ctx.keyspace()->engine()->memtables(ColumnFamily::kSubkey);
+  if (memtables == nullptr) return false;
+  SkipListMemTableFactory::NewestReader reader = memtables->ReadNewest();
+  std::vector<std::string_view> values;
+  values.reserve(count);
+  const size_t prefix_size = lower.size() - 8;  // an element's key: prefix, then its index
+  reader.Seek(lower);
+  for (uint64_t i = 0; i < count; i++, reader.Next()) {
+    if (!reader.Valid() || !reader.is_value()) return false;
+    rocksdb::Slice k = reader.user_key();
+    if (k.size() != lower.size() || DecodeFixed64(k.data() + prefix_size) != first_index + i ||
+        memcmp(k.data(), lower.data(), prefix_size) != 0) {
+      return false;
+    }
+    rocksdb::Slice value = reader.value();
+    values.emplace_back(value.data(), value.size());
+  }
+  for (uint64_t i = 0; i < count; i++) {
+    uint64_t at = descending ? count - 1 - i : i;
+    if (!visit(first_index + at, values[at])) break;
+  }
+  return true;
+}
+
 // A single pop that follows another write to the same list in one write group (a pipeline of
 // pops, or many clients popping one queue) reads the next elements at its end in one pass, for
 // the pops after it: one seek instead of a lookup each (docs/benchmarks.md, change 19). The
@@ -70,8 +108,23 @@ void ReadAheadOfPops(Context& ctx, int db, std::string_view key, const Metadata&
   uint64_t n = std::min(kPopReadAhead, meta.size);
   uint64_t first = end == ListEnd::kLeft ? meta.list_head : meta.list_tail - n;
   std::string lower = IndexKey(ctx, db, key, meta, first);
+  const bool from_upper = end == ListEnd::kRight;
+  std::vector<std::pair<std::string, std::string>> entries;
+  size_t bytes = 0;
+  std::string element_key = lower;
+  auto hold = [&](uint64_t index, std::string_view value) {
+    element_key.replace(element_key.size() - 8, 8, EncodeListIndex(index));
+    entries.emplace_back(element_key, value);
+    bytes += value.size();
+    return bytes < kPopReadAheadBytes;
+  };
+  if (VisitNewestMemtable(ctx, lower, first, n, from_upper, hold)) {
+    if (from_upper) std::reverse(entries.begin(), entries.end());
+    ctx.batch().HoldReadAhead(std::move(entries));
+    return;
+  }
   std::string upper = IndexKey(ctx, db, key, meta, first + n);
-  ctx.batch().ReadAhead(lower, upper, kPopReadAheadBytes, end == ListEnd::kRight);
+  ctx.batch().ReadAhead(lower, upper, kPopReadAheadBytes, from_upper);
 }
 
 // Removes up to `count` elements from `end` of `meta` (in pop order into *out) without storing
@@ -98,40 +151,6 @@ Status PopRaw(Context& ctx, int db, std::string_view key, Metadata& meta, ListEn
   }
   meta.size -= n;
   return Status::OK();
-}
-
-// Elements written since the last flush of `subkey` are in its newest memtable, each one step
-// from the last: read there, a range of them costs a few dozen instructions an element instead
-// of a RocksDB iterator's ~850 (docs/benchmarks.md, change 29). Visits the `count` elements
-// from key `lower` (absolute index `first_index`) and returns true when every one is there, as
-// its key's newest entry and a value. Returns false, having visited nothing, when any is not
-// (it is in an older memtable or a file, or deleted), or when reads must see the batch's own
-// writes; the caller then reads through RocksDB. What is found is the newest state: a write
-// after the memtable was made went to it, and the list's lock keeps its elements from changing.
-bool VisitNewestMemtable(Context& ctx, const std::string& lower, uint64_t first_index,
-                         uint64_t count, const std::function<bool(std::string_view)>& visit) {
-  const SkipListMemTableFactory* memtables =
-      ctx.keyspace()->engine()->memtables(ColumnFamily::kSubkey);
-  if (memtables == nullptr || !ctx.batch().empty()) return false;
-  SkipListMemTableFactory::NewestReader reader = memtables->ReadNewest();
-  std::vector<std::string_view> values;
-  values.reserve(count);
-  const size_t prefix_size = lower.size() - 8;  // an element's key: prefix, then its index
-  reader.Seek(lower);
-  for (uint64_t i = 0; i < count; i++, reader.Next()) {
-    if (!reader.Valid() || !reader.is_value()) return false;
-    rocksdb::Slice k = reader.user_key();
-    if (k.size() != lower.size() || DecodeFixed64(k.data() + prefix_size) != first_index + i ||
-        memcmp(k.data(), lower.data(), prefix_size) != 0) {
-      return false;
-    }
-    rocksdb::Slice value = reader.value();
-    values.emplace_back(value.data(), value.size());
-  }
-  for (std::string_view value : values) {
-    if (!visit(value)) break;
-  }
-  return true;
 }
 
 }  // namespace
@@ -190,7 +209,12 @@ Status ListVisit(Context& ctx, int db, std::string_view key, const Metadata& met
   // an element were missing, the count'th key read would not be `last`: a visitor may then have
   // seen keys beyond the range, but the command fails rather than reply.
   std::string lower = IndexKey(ctx, db, key, meta, meta.list_head + first);
-  if (VisitNewestMemtable(ctx, lower, meta.list_head + first, count, visit)) return Status::OK();
+  // Reads of a command whose batch holds writes must see them: those take the iterator.
+  if (ctx.batch().empty() &&
+      VisitNewestMemtable(ctx, lower, meta.list_head + first, count, false,
+                          [&visit](uint64_t, std::string_view value) { return visit(value); })) {
+    return Status::OK();
+  }
   std::string last = IndexKey(ctx, db, key, meta, meta.list_head + first + count - 1);
   rocksdb::Slice lower_slice(lower);
   rocksdb::ReadOptions options;

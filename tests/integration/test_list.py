@@ -103,6 +103,31 @@ def test_ranges_read_across_flushed_newer_and_rewritten_elements(rr):
         check(model)
 
 
+def test_pipelined_pops_over_flushed_and_newer_elements(rr):
+    """Pops in one pipeline read the next elements ahead, from the newest memtable when all of
+    them are there and through RocksDB otherwise: both ends of a list whose middle was flushed
+    to files, with elements set after the flush among them."""
+    model = ["e%d" % i for i in range(200)]
+    rr.execute_command("RPUSH", "l", *model)
+    rr.execute_command("SAVE")
+    rr.execute_command("RPUSH", "l", *["n%d" % i for i in range(50)])
+    rr.execute_command("LPUSH", "l", *["m%d" % i for i in range(50)])
+    model = ["m%d" % i for i in reversed(range(50))] + model + ["n%d" % i for i in range(50)]
+    for index in (60, 70, 240):
+        rr.execute_command("LSET", "l", index, "set%d" % index)
+        model[index] = "set%d" % index
+    p = rr.pipeline(transaction=False)
+    for _ in range(120):
+        p.execute_command("LPOP", "l")
+        p.execute_command("RPOP", "l")
+    popped = p.execute()
+    expected = []
+    for _ in range(120):
+        expected += [model.pop(0), model.pop()]
+    assert popped == expected
+    assert lrange(rr, "l") == model
+
+
 def test_ranges_in_a_transaction_and_a_script_see_their_own_writes(rr):
     rr.execute_command("RPUSH", "l", "a", "b")
     rr.execute_command("MULTI")

@@ -234,6 +234,28 @@ TEST_F(BatchTest, IndexingPassesOverMergesAndRangesOfOtherFamilies) {
   EXPECT_EQ(Read(ColumnFamily::kSubkey, "m"), "x");
 }
 
+// Entries the caller read itself and hands over are held as a pass's are: merged with those
+// already held, in key order, answering reads of keys the batch did not write until a commit.
+TEST_F(BatchTest, HeldReadAheadAnswersLikeAPass) {
+  Batch batch(engine());
+  batch.HoldReadAhead({{"h1", "one"}, {"h3", "three"}});
+  batch.ReadAhead("h0", "h9", 1 << 20, false);  // nothing there: adds nothing
+  batch.HoldReadAhead({{"h2", "two"}, {"h3", "three"}});
+  std::string value;
+  for (const auto& [key, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"h1", "one"}, {"h2", "two"}, {"h3", "three"}}) {
+    EXPECT_TRUE(batch.ReadAheadHolds(key)) << key;
+    ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, key, &value).ok()) << key;
+    EXPECT_EQ(value, expected);
+  }
+  batch.Put(ColumnFamily::kSubkey, "h2", "mine");
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "h2", &value).ok());
+  EXPECT_EQ(value, "mine");
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_FALSE(batch.ReadAheadHolds("h1"));
+  EXPECT_TRUE(batch.Get(ColumnFamily::kSubkey, "h1", &value).IsNotFound());
+}
+
 // Entries read ahead answer the batch's point reads from memory (the database changing behind
 // the batch shows it: in the server, the group's locks keep it from changing), the batch's own
 // writes come first, and a commit forgets them. The pass stops after max_bytes from either end;
