@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -265,6 +267,31 @@ TEST(FormatDoubleTest, UsesSeventeenSignificantDigits) {
 TEST(FormatDoubleTest, Infinity) {
   EXPECT_EQ(FormatDouble(std::numeric_limits<double>::infinity()), "inf");
   EXPECT_EQ(FormatDouble(-std::numeric_limits<double>::infinity()), "-inf");
+}
+
+// Redis writes doubles with snprintf's "%.17g"; FormatDouble must give the same text for every
+// finite double: random bit patterns (every exponent), and values scores are made of.
+TEST(FormatDoubleTest, MatchesPrintfsSeventeenDigitForm) {
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> wide(-1e6, 1e6);
+  auto expect_printf_text = [](double v) {
+    char buf[128];
+    int len = snprintf(buf, sizeof(buf), "%.17g", v);
+    ASSERT_EQ(FormatDouble(v), std::string(buf, len)) << buf;
+  };
+  for (int i = 0; i < 200000; i++) {
+    uint64_t bits = rng();
+    double v;
+    memcpy(&v, &bits, sizeof(v));
+    if (std::isfinite(v)) {
+      ASSERT_NO_FATAL_FAILURE(expect_printf_text(v));
+    }
+    ASSERT_NO_FATAL_FAILURE(expect_printf_text(wide(rng)));
+    ASSERT_NO_FATAL_FAILURE(expect_printf_text(std::round(wide(rng))));
+  }
+  for (double v : {0.0, -0.0, 1e21, 1e-7, 5e-324, 1.7976931348623157e308, 9007199254740993.0}) {
+    ASSERT_NO_FATAL_FAILURE(expect_printf_text(v));
+  }
 }
 
 TEST(FormatDoubleTest, RoundTripsThroughParseDouble) {
