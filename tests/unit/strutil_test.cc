@@ -289,7 +289,8 @@ TEST(FormatDoubleTest, MatchesPrintfsSeventeenDigitForm) {
     ASSERT_NO_FATAL_FAILURE(expect_printf_text(wide(rng)));
     ASSERT_NO_FATAL_FAILURE(expect_printf_text(std::round(wide(rng))));
   }
-  for (double v : {0.0, -0.0, 1e21, 1e-7, 5e-324, 1.7976931348623157e308, 9007199254740993.0}) {
+  for (double v : {0.0, -0.0, 1e21, 1e-7, 5e-324, 1.7976931348623157e308, 9007199254740993.0, 1e15,
+                   9999999999999998.0, 1e16, -1e16, 123456789012345680.0, -42.0}) {
     ASSERT_NO_FATAL_FAILURE(expect_printf_text(v));
   }
 }
