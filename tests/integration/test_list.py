@@ -1,5 +1,7 @@
 """List commands (non-blocking): pushes, pops, ranges, LINSERT/LREM/LTRIM/LPOS,
 RPOPLPUSH/LMOVE/LMPOP (Redis 7.0 semantics, replies and error texts)."""
+import random
+import threading
 import time
 
 import pytest
@@ -126,6 +128,52 @@ def test_pipelined_pops_over_flushed_and_newer_elements(rr):
         expected += [model.pop(0), model.pop()]
     assert popped == expected
     assert lrange(rr, "l") == model
+
+
+def test_ranges_and_pops_while_memtables_flush(start_server, target):
+    """Readers of two queues while writers push and pop them in pipelines, with 1 MiB
+    memtables, so that the newest memtable a range or a pop's read-ahead reads is retired
+    under it again and again: every range read is a run of consecutive numbers."""
+    srv = start_server(args={"rocksdb.write-buffer-size": "1mb"} if target == "basalt" else None)
+    stop = time.monotonic() + 3
+    errors = []
+
+    def write(key):
+        c = srv.client()
+        seq = 0
+        while time.monotonic() < stop:
+            p = c.pipeline(transaction=False)
+            for _ in range(50):
+                p.rpush(key, seq)
+                seq += 1
+            for _ in range(20):
+                p.lpop(key)
+            p.execute()
+
+    def read():
+        c = srv.client()
+        ranges = 0
+        while time.monotonic() < stop:
+            for key in ("q0", "q1"):
+                got = [int(x) for x in c.lrange(key, 0, random.choice([1, 10, 99, -1]))]
+                if got != list(range(got[0], got[0] + len(got)) if got else []):
+                    errors.append((key, got[:5]))
+                    return
+                ranges += 1
+        if ranges == 0:
+            errors.append("no range was read")
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in ("q0", "q1")]
+    threads += [threading.Thread(target=read) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    c = srv.client()
+    for key in ("q0", "q1"):
+        got = [int(x) for x in c.lrange(key, 0, -1)]
+        assert got == list(range(got[0], got[0] + len(got)))
 
 
 def test_ranges_in_a_transaction_and_a_script_see_their_own_writes(rr):
