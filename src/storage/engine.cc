@@ -34,26 +34,14 @@ Durability ParseDurability(const std::string& v) {
   return Durability::kLazy;
 }
 
-// Which of a family's writes start their memtable insert cold, so that WarmMemtables walks toward
-// them first (and the inserts start where the walks left off). `metadata`: all, since the
-// metadata cache answers reads without walking the memtable. `zset_score`: all, since nothing
-// reads an entry before ZADD writes it. `subkey`: deletions only; a member is read (an existence
-// check, which walks the memtable) before it is written, but ZPOPMIN, ZPOPMAX and ZREMRANGEBY*
-// delete members found in `zset_score`. Warming `subkey` puts measured no clear gain
-// (docs/benchmarks.md, changes 15-18 and 21).
-enum class Warming { kNone, kAllWrites, kDeletions };
-
-Warming WarmingOf(ColumnFamily cf) {
-  switch (cf) {
-    case ColumnFamily::kMetadata:
-      return Warming::kAllWrites;
-    case ColumnFamily::kSubkey:
-      return Warming::kDeletions;
-    case ColumnFamily::kZsetScore:
-      return Warming::kAllWrites;
-    default:
-      return Warming::kNone;
-  }
+// The families whose writes WarmMemtables walks toward first (and whose inserts start where the
+// walks left off): `metadata`, `subkey` and `zset_score`, the ones written at random places
+// (a random key, a member among a million). Warming `subkey` puts too, which an existence check
+// read just before, measured 10-19% more pipelined HSETs and SADDs, for 7-9% more instructions:
+// the walks overlap their cache misses (docs/benchmarks.md, change 32).
+bool IsWarmed(ColumnFamily cf) {
+  return cf == ColumnFamily::kMetadata || cf == ColumnFamily::kSubkey ||
+         cf == ColumnFamily::kZsetScore;
 }
 
 bool IsBlobColumnFamily(int i) {
@@ -113,36 +101,29 @@ class MetadataCacheUpdater : public rocksdb::WriteBatch::Handler {
 // deletions alone, for SkipListMemTableFactory::WarmInsertPaths.
 class InsertedKeys : public rocksdb::WriteBatch::Handler {
  public:
-  InsertedKeys(std::vector<std::vector<rocksdb::Slice>>* writes,
-               std::vector<std::vector<rocksdb::Slice>>* deletions)
-      : writes_(writes), deletions_(deletions) {}
+  explicit InsertedKeys(std::vector<std::vector<rocksdb::Slice>>* writes) : writes_(writes) {}
 
   rocksdb::Status PutCF(uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice&) override {
-    return Add(cf, key, false);
+    return Add(cf, key);
   }
   rocksdb::Status MergeCF(uint32_t cf, const rocksdb::Slice& key, const rocksdb::Slice&) override {
-    return Add(cf, key, false);
+    return Add(cf, key);
   }
-  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
-    return Add(cf, key, true);
-  }
+  rocksdb::Status DeleteCF(uint32_t cf, const rocksdb::Slice& key) override { return Add(cf, key); }
   rocksdb::Status SingleDeleteCF(uint32_t cf, const rocksdb::Slice& key) override {
-    return Add(cf, key, true);
+    return Add(cf, key);
   }
   rocksdb::Status DeleteRangeCF(uint32_t, const rocksdb::Slice&, const rocksdb::Slice&) override {
     return rocksdb::Status::OK();  // range deletions have a table of their own
   }
 
  private:
-  rocksdb::Status Add(uint32_t cf, const rocksdb::Slice& key, bool deletion) {
-    if (cf >= writes_->size()) return rocksdb::Status::OK();
-    (*writes_)[cf].push_back(key);
-    if (deletion) (*deletions_)[cf].push_back(key);
+  rocksdb::Status Add(uint32_t cf, const rocksdb::Slice& key) {
+    if (cf < writes_->size()) (*writes_)[cf].push_back(key);
     return rocksdb::Status::OK();
   }
 
-  std::vector<std::vector<rocksdb::Slice>>* writes_;     // every insert
-  std::vector<std::vector<rocksdb::Slice>>* deletions_;  // the deletions among them
+  std::vector<std::vector<rocksdb::Slice>>* writes_;  // by column family id
 };
 
 }  // namespace
@@ -211,12 +192,10 @@ Status Engine::OpenDb() {
   for (size_t i = 0; i < handles.size(); i++) {
     memtables_[i] = std::dynamic_pointer_cast<SkipListMemTableFactory>(
         options.column_families[i].options.memtable_factory);
-    Warming warming = WarmingOf(static_cast<ColumnFamily>(i));
-    if (warming == Warming::kNone) continue;
+    if (!IsWarmed(static_cast<ColumnFamily>(i))) continue;
     uint32_t id = handles[i]->GetID();
     if (warmed_families_.size() <= id) warmed_families_.resize(id + 1);
-    warmed_families_[id].memtables = memtables_[i];
-    warmed_families_[id].deletions_only = warming == Warming::kDeletions;
+    warmed_families_[id] = memtables_[i];
   }
   metadata_cache_.Reset();  // sequence numbers of a replaced database start elsewhere
   blob_gc_.Reset(config_->GetBool("rocksdb.enable-blob-gc"),
@@ -394,18 +373,15 @@ rocksdb::Status Engine::Write(rocksdb::WriteBatch* batch) {
 void Engine::WarmMemtables(const rocksdb::WriteBatch& batch) {
   // One key alone has no other search to overlap its cache misses with.
   if (batch.Count() < 2) return;
-  thread_local std::vector<std::vector<rocksdb::Slice>> writes, deletions;
+  thread_local std::vector<std::vector<rocksdb::Slice>> writes;
   writes.resize(warmed_families_.size());
-  deletions.resize(warmed_families_.size());
   for (auto& keys : writes) keys.clear();
-  for (auto& keys : deletions) keys.clear();
-  InsertedKeys gather(&writes, &deletions);
+  InsertedKeys gather(&writes);
   if (!batch.Iterate(&gather).ok()) return;
   for (size_t id = 0; id < warmed_families_.size(); id++) {
-    const WarmedFamily& family = warmed_families_[id];
-    if (!family.memtables) continue;
-    const std::vector<rocksdb::Slice>& keys = family.deletions_only ? deletions[id] : writes[id];
-    if (keys.size() >= 2) family.memtables->WarmInsertPaths(keys);
+    if (warmed_families_[id] && writes[id].size() >= 2) {
+      warmed_families_[id]->WarmInsertPaths(writes[id]);
+    }
   }
 }
 

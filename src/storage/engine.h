@@ -172,13 +172,8 @@ class Engine {
 
   rocksdb::DB* db_ = nullptr;
   std::array<rocksdb::ColumnFamilyHandle*, kColumnFamilyCount> handles_{};
-  // By RocksDB's column family id: the memtables WarmMemtables() warms (null for the others),
-  // and whether it warms only the paths of their deletions.
-  struct WarmedFamily {
-    std::shared_ptr<SkipListMemTableFactory> memtables;
-    bool deletions_only = false;
-  };
-  std::vector<WarmedFamily> warmed_families_;
+  // By RocksDB's column family id: the memtables WarmMemtables() warms (null for the others).
+  std::vector<std::shared_ptr<SkipListMemTableFactory>> warmed_families_;
   std::array<std::shared_ptr<SkipListMemTableFactory>, kColumnFamilyCount> memtables_;
   std::atomic<bool> ready_{false};  // db_ and handles_ are usable (see Get())
   std::shared_ptr<rocksdb::Statistics> statistics_;
