@@ -53,8 +53,9 @@ void Worker::Run() {
   // turns that find nothing, each after a sched_yield(). Where clients share the server's cores
   // (redis-benchmark on this 2-core machine), the yield lets a client run and send its next
   // request, which the next poll picks up; sleeping instead costs a context switch and a wake-up
-  // for each request, and with two workers that was a quarter of the CPU of an unpipelined run
-  // (docs/benchmarks.md, change 28). A worker with no input still sleeps after a few polls.
+  // every few requests, and with two workers that was a sixth of the server's CPU in an
+  // unpipelined run (docs/benchmarks.md, change 28). A worker with no input still sleeps after a
+  // few polls.
   int idle_polls = 0;
   while (!exit_loop_) {
     const int64_t poll_limit = state_->config->worker_idle_polls.load(std::memory_order_relaxed);
