@@ -97,8 +97,8 @@ class MetadataCacheUpdater : public rocksdb::WriteBatch::Handler {
 };
 
 // Gathers the keys a batch inserts into each column family's memtable (by RocksDB's column
-// family id), in the batch's order (the order RocksDB inserts them in): all of them, and the
-// deletions alone, for SkipListMemTableFactory::WarmInsertPaths.
+// family id), in the batch's order (the order RocksDB inserts them in), for
+// SkipListMemTableFactory::WarmInsertPaths.
 class InsertedKeys : public rocksdb::WriteBatch::Handler {
  public:
   explicit InsertedKeys(std::vector<std::vector<rocksdb::Slice>>* writes) : writes_(writes) {}
