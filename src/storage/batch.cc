@@ -234,6 +234,20 @@ void Batch::ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, 
   HoldReadAhead(std::move(entries));
 }
 
+rocksdb::Iterator* Batch::HeldIterator(const rocksdb::Slice& lower, const rocksdb::Slice& upper) {
+  if (held_ && held_->lower == lower && held_->upper == upper) return held_->it.get();
+  held_.reset();
+  held_ = std::make_unique<HeldSubkeyIterator>();
+  held_->lower = lower.ToString();
+  held_->upper = upper.ToString();
+  held_->lower_slice = held_->lower;
+  held_->upper_slice = held_->upper;
+  held_->options.iterate_lower_bound = &held_->lower_slice;
+  held_->options.iterate_upper_bound = &held_->upper_slice;
+  held_->it = engine_->NewIterator(ColumnFamily::kSubkey, held_->options);
+  return held_->it.get();
+}
+
 void Batch::HoldReadAhead(std::vector<std::pair<std::string, std::string>> entries) {
   // Room for a few lists' runs (pops alternating between queues), then start over.
   if (read_ahead_.size() >= kReadAheadEntries) read_ahead_.clear();
@@ -334,6 +348,7 @@ rocksdb::Status Batch::Commit() {
   metadata_in_index_ = false;
   ForgetUnindexed();
   // The batch's writes are now the database's: what was read ahead may be old.
+  held_.reset();
   read_ahead_.clear();
   pop_runs_.clear();
   return s;
@@ -344,6 +359,7 @@ void Batch::Clear() {
   pending_metadata_.clear();
   metadata_in_index_ = false;
   ForgetUnindexed();
+  held_.reset();
   read_ahead_.clear();
   pop_runs_.clear();
 }

@@ -65,6 +65,13 @@ class Batch {
   // Keeps `entries` (`subkey` keys and their values, in key order), which the caller read from
   // the database itself, as ReadAhead() keeps what it reads, on the same terms.
   void HoldReadAhead(std::vector<std::pair<std::string, std::string>> entries);
+  // A database iterator over the `subkey` keys in [lower, upper), kept until the batch commits
+  // or is cleared, so that a run of commands that seek one collection over and over (random
+  // pops in a write group) makes it once instead of once each, and does not index the batch's
+  // writes as NewIterator() must. It sees the database only, not this batch's writes: callers
+  // skip the keys MayHaveWritten() does not rule out. Asking for other bounds replaces it. The
+  // caller's locks must keep the keys from changing meanwhile.
+  rocksdb::Iterator* HeldIterator(const rocksdb::Slice& lower, const rocksdb::Slice& upper);
   // Whether a ReadAhead() since the last commit read `key` (a `subkey` key).
   bool ReadAheadHolds(const rocksdb::Slice& key) const;
   // Whether a point read of `subkey` key `key` may need this batch's own writes, so that no
@@ -112,6 +119,14 @@ class Batch {
   // Keeps the pop runs true to a write to `zset_score`: the put (or deletion) of `key`, or,
   // without a key, a write the runs cannot follow, which forgets them all.
   void NoteScoreIndexWrite(const rocksdb::Slice* key, bool put);
+  struct HeldSubkeyIterator {
+    std::string lower;
+    std::string upper;
+    rocksdb::Slice lower_slice;
+    rocksdb::Slice upper_slice;
+    rocksdb::ReadOptions options;
+    std::unique_ptr<rocksdb::Iterator> it;  // last: destroyed before the bounds it points to
+  };
   static constexpr size_t kReadAheadEntries = 128;
   static constexpr size_t kPopRuns = 4;
   static constexpr size_t kMaxPopRun = 64;
@@ -131,6 +146,8 @@ class Batch {
   // A 4096-bit filter here matched some read in nearly every pipelined group of a few hundred
   // writes, and the rest of the group then paid for the index (docs/benchmarks.md, change 24).
   HashSet64 unindexed_subkeys_;
+  // What HeldIterator() made, if anything since the last commit.
+  std::unique_ptr<HeldSubkeyIterator> held_;
   // What ReadAhead() read since the last commit, in key order (a few runs at most).
   std::vector<std::pair<std::string, std::string>> read_ahead_;
   struct PopRun {

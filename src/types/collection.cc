@@ -33,7 +33,21 @@ MemberIterator::MemberIterator(Context& ctx, ColumnFamily cf, int db, std::strin
   lower_slice_ = rocksdb::Slice(prefix_);
   options_.iterate_upper_bound = &upper_slice_;
   options_.iterate_lower_bound = &lower_slice_;
-  it_ = ctx.batch().NewIterator(cf, &options_);
+  owned_ = ctx.batch().NewIterator(cf, &options_);
+  it_ = owned_.get();
+}
+
+MemberIterator::MemberIterator(Context& ctx, DatabaseOnly, int db, std::string_view key,
+                               uint64_t version)
+    : prefix_(SubkeyPrefix(ctx.keyspace()->Physical(db), key, version)),
+      upper_(SubkeyPrefix(ctx.keyspace()->Physical(db), key, version + 1)),
+      upper_slice_(upper_),
+      lower_slice_(prefix_),
+      held_by_(&ctx.batch()),
+      it_(held_by_->HeldIterator(lower_slice_, upper_slice_)) {}
+
+bool MemberIterator::MayBeStale() const {
+  return held_by_ != nullptr && held_by_->MayHaveWritten(it_->key());
 }
 
 void MemberIterator::Seek(std::string_view member_start) {

@@ -38,11 +38,20 @@ std::string MemberKey(Context& ctx, int db, std::string_view key, uint64_t versi
 class MemberIterator {
  public:
   MemberIterator(Context& ctx, ColumnFamily cf, int db, std::string_view key, uint64_t version);
+  // Over the `subkey` entries as the database holds them, through the batch's held iterator
+  // (Batch::HeldIterator): commands that seek one collection again and again in a write group
+  // (random pops) make it once per group. It does not see the batch's writes, so callers skip
+  // the members MayBeStale() does not clear, and miss the members the batch added.
+  struct DatabaseOnly {};
+  MemberIterator(Context& ctx, DatabaseOnly, int db, std::string_view key, uint64_t version);
   // Positions at the first member >= `member_start` (the whole collection by default).
   void Seek(std::string_view member_start = {});
   // Positions at the last member <= `member_end` (the last member of all when empty).
   void SeekToLast(std::string_view member_end = {});
   bool Valid() const;
+  // Whether the batch may have written the current entry since the database-only iterator read
+  // it (never, for an iterator that sees the batch).
+  bool MayBeStale() const;
   void Next() { it_->Next(); }
   void Prev() { it_->Prev(); }
   // The member part of the current entry's key (everything after the prefix).
@@ -56,7 +65,9 @@ class MemberIterator {
   rocksdb::Slice upper_slice_;
   rocksdb::Slice lower_slice_;
   rocksdb::ReadOptions options_;
-  std::unique_ptr<rocksdb::Iterator> it_;
+  Batch* held_by_ = nullptr;  // the batch holding it_, for a database-only iterator
+  std::unique_ptr<rocksdb::Iterator> owned_;
+  rocksdb::Iterator* it_ = nullptr;
 };
 
 // Copies every member of the collection (`meta` of src) to a new incarnation at dst_db/dst_key

@@ -4,6 +4,7 @@
 #include <rocksdb/perf_level.h>
 
 #include <algorithm>
+#include <optional>
 #include <random>
 #include <unordered_set>
 
@@ -109,32 +110,40 @@ StatusOr<bool> MemberRange(Context& ctx, int db, std::string_view key, const Met
 
 // Random probes into a large collection: each probe seeks a random point and takes the first
 // member at or after it (wrapping around), skipping members already taken unless `repeats`.
+// With `database_only`, the probes go through the batch's held iterator (MemberIterator::
+// DatabaseOnly), skip the members the batch may have written, and can find fewer than `count`.
 StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_view key,
-                                           const Metadata& meta, uint64_t count, bool repeats) {
-  MemberIterator it(ctx, ColumnFamily::kSubkey, db, key, meta.version);
+                                           const Metadata& meta, uint64_t count, bool repeats,
+                                           bool database_only) {
+  std::optional<MemberIterator> it;
+  if (database_only) {
+    it.emplace(ctx, MemberIterator::DatabaseOnly{}, db, key, meta.version);
+  } else {
+    it.emplace(ctx, ColumnFamily::kSubkey, db, key, meta.version);
+  }
   std::vector<Member> out;
   std::string lo, hi;
-  StatusOr<bool> found = MemberRange(ctx, db, key, meta, it, &lo, &hi);
+  StatusOr<bool> found = MemberRange(ctx, db, key, meta, *it, &lo, &hi);
   if (!found.ok()) return found.status();
   if (!*found) return out;
   std::unordered_set<std::string> taken;
   while (out.size() < count) {
-    it.Seek(RandomPoint(lo, hi));
+    it->Seek(RandomPoint(lo, hi));
     bool wrapped = false;
     while (true) {
-      if (!it.Valid()) {
-        Status s = it.status();
+      if (!it->Valid()) {
+        Status s = it->status();
         if (!s.ok()) return s;
-        if (wrapped) return out;  // fewer distinct members than asked: cannot happen if sized
+        if (wrapped) return out;  // no member left that this pass may take
         wrapped = true;
-        it.Seek();
+        it->Seek();
         continue;
       }
-      if (repeats || !taken.count(std::string(it.member()))) break;
-      it.Next();
+      if (!it->MayBeStale() && (repeats || !taken.count(std::string(it->member())))) break;
+      it->Next();
     }
-    if (!repeats) taken.emplace(it.member());
-    out.push_back({std::string(it.member()), std::string(it.value())});
+    if (!repeats) taken.emplace(it->member());
+    out.push_back({std::string(it->member()), std::string(it->value())});
   }
   return out;
 }
@@ -166,7 +175,7 @@ StatusOr<std::vector<Member>> ReadMembers(Context& ctx, int db, std::string_view
 StatusOr<std::vector<Member>> RandomMembers(Context& ctx, int db, std::string_view key,
                                             const Metadata& meta, uint64_t count, bool repeats) {
   bool full_read = meta.size <= kSampleFromFullRead || (!repeats && count * 2 >= meta.size);
-  if (!full_read) return ProbeMembers(ctx, db, key, meta, count, repeats);
+  if (!full_read) return ProbeMembers(ctx, db, key, meta, count, repeats, false);
   auto all = ReadMembers(ctx, db, key, meta);
   if (!all.ok() || all->empty()) return all;
   std::vector<Member> out;
@@ -191,7 +200,12 @@ StatusOr<std::vector<Member>> PopRandomMembers(Context& ctx, int db, std::string
   {
     TombstoneCounter counter;
     if (probe) {
-      picked = ProbeMembers(ctx, db, key, meta, count, false);
+      // A pipeline's pops in one write group seek one held iterator. It does not see members
+      // the batch added, so when the set has no other member left, the batch is read too.
+      picked = ProbeMembers(ctx, db, key, meta, count, false, true);
+      if (picked.ok() && picked->size() < count) {
+        picked = ProbeMembers(ctx, db, key, meta, count, false, false);
+      }
     } else {
       rest = ReadMembers(ctx, db, key, meta);
       if (rest.ok()) {
