@@ -248,6 +248,16 @@ rocksdb::Iterator* Batch::HeldIterator(const rocksdb::Slice& lower, const rocksd
   return held_->it.get();
 }
 
+void Batch::NarrowHeldIterator(const rocksdb::Slice* upper) {
+  if (!held_) return;
+  if (upper == nullptr) {
+    held_->upper_slice = held_->upper;
+    return;
+  }
+  held_->narrowed.assign(upper->data(), upper->size());
+  held_->upper_slice = held_->narrowed;
+}
+
 void Batch::HoldReadAhead(std::vector<std::pair<std::string, std::string>> entries) {
   // Room for a few lists' runs (pops alternating between queues), then start over.
   if (read_ahead_.size() >= kReadAheadEntries) read_ahead_.clear();

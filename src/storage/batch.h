@@ -72,6 +72,10 @@ class Batch {
   // skip the keys MayHaveWritten() does not rule out. Asking for other bounds replaces it. The
   // caller's locks must keep the keys from changing meanwhile.
   rocksdb::Iterator* HeldIterator(const rocksdb::Slice& lower, const rocksdb::Slice& upper);
+  // Lowers the held iterator's upper bound to `upper` (within the bounds it was made with) for
+  // the seeks that follow; nullptr restores those bounds. RocksDB checks the bound again after
+  // every seek.
+  void NarrowHeldIterator(const rocksdb::Slice* upper);
   // Whether a ReadAhead() since the last commit read `key` (a `subkey` key).
   bool ReadAheadHolds(const rocksdb::Slice& key) const;
   // Whether a point read of `subkey` key `key` may need this batch's own writes, so that no
@@ -124,6 +128,7 @@ class Batch {
     std::string upper;
     rocksdb::Slice lower_slice;
     rocksdb::Slice upper_slice;
+    std::string narrowed;  // the bound NarrowHeldIterator() set, if any
     rocksdb::ReadOptions options;
     std::unique_ptr<rocksdb::Iterator> it;  // last: destroyed before the bounds it points to
   };

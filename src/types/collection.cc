@@ -51,12 +51,25 @@ bool MemberIterator::MayBeStale() const {
 }
 
 void MemberIterator::Seek(std::string_view member_start) {
+  if (held_by_ != nullptr) held_by_->NarrowHeldIterator(nullptr);
+  std::string target = prefix_;
+  target.append(member_start);
+  it_->Seek(target);
+}
+
+void MemberIterator::SeekBelow(std::string_view member_start, std::string_view member_limit) {
+  if (held_by_ == nullptr) return Seek(member_start);
+  std::string limit = prefix_;
+  limit.append(member_limit);
+  rocksdb::Slice bound(limit);
+  held_by_->NarrowHeldIterator(&bound);
   std::string target = prefix_;
   target.append(member_start);
   it_->Seek(target);
 }
 
 void MemberIterator::SeekToLast(std::string_view member_end) {
+  if (held_by_ != nullptr) held_by_->NarrowHeldIterator(nullptr);
   // Not it_->SeekToLast(): over a batch, RocksDB's write-batch iterator positions its delta side
   // on the batch's last entry even when that lies past the upper bound (another key written by
   // the same transaction). SeekForPrev on the bound itself is positioned correctly on both sides.

@@ -49,6 +49,10 @@ class MemberIterator {
   // Positions at the last member <= `member_end` (the last member of all when empty).
   void SeekToLast(std::string_view member_end = {});
   bool Valid() const;
+  // For a database-only iterator: Seek(member_start), treating members from `member_limit` on
+  // as past the end until the next seek, so that a walk stops there instead of stepping over
+  // whatever lies beyond.
+  void SeekBelow(std::string_view member_start, std::string_view member_limit);
   // Whether the batch may have written the current entry since the database-only iterator read
   // it (never, for an iterator that sees the batch).
   bool MayBeStale() const;

@@ -8,6 +8,8 @@
 #include <random>
 #include <unordered_set>
 
+#include "types/empty_stretches.h"
+
 namespace basalt {
 
 namespace {
@@ -68,34 +70,47 @@ std::string RandomPoint(std::string_view lo, std::string_view hi) {
   return out;
 }
 
-// The first and last members of the collection this thread probed last. Random points only
-// need bounds that are about right, so probes reuse them for a while instead of paying two more
-// seeks per SPOP (each stepping over the tombstones earlier pops left at the ends), then measure
-// them afresh. A member added outside the hinted range meanwhile is still reached, through the
-// wrap-around, only less often until the next measurement.
-struct MemberRangeHint {
+// What this thread learned about the collection it probed last (a pipeline of pops works on
+// one set): its first and last members, and the pops' empty stretches. Both hold while the
+// collection only shrinks. Random points only need bounds that are about right, so probes reuse
+// the first and last members rather than measure them again: each measurement steps over the
+// tombstones pops left at the ends, backwards at the top, where every step back in a memtable is
+// a search (measuring every 64 pops was a fifth of a draining pop's instructions, change 34).
+// Once the collection grew, both are learned again. A member added while another was removed
+// (no growth) outside the measured range is still reached through the wrap-around.
+struct ProbeHints {
   std::string prefix;  // the collection's subkey prefix: db, key and version
+  uint64_t size = 0;   // its size at the last probe
+  bool measured = false;
   std::string lo;
   std::string hi;
-  uint64_t probes_left = 0;
+  EmptyStretches empty;
 };
-constexpr uint64_t kRangeHintProbes = 64;
 
-MemberRangeHint& RangeHint() {
-  static thread_local MemberRangeHint hint;
-  return hint;
+// The thread's hints, made current for this collection: reset for another collection or
+// incarnation, or once the collection grew (members may have been added outside the measured
+// range or inside the stretches).
+ProbeHints& HintsFor(Context& ctx, int db, std::string_view key, const Metadata& meta) {
+  static thread_local ProbeHints hints;
+  std::string prefix = SubkeyPrefix(ctx.keyspace()->Physical(db), key, meta.version);
+  if (hints.prefix != prefix) {
+    hints = ProbeHints{};
+    hints.prefix = std::move(prefix);
+  } else if (meta.size > hints.size) {
+    hints.measured = false;
+    hints.empty.Clear();
+  }
+  hints.size = meta.size;
+  return hints;
 }
 
-// Sets *lo and *hi to the collection's first and last members (from the hint when it is
-// fresh); false when the collection has no member.
-StatusOr<bool> MemberRange(Context& ctx, int db, std::string_view key, const Metadata& meta,
-                           MemberIterator& it, std::string* lo, std::string* hi) {
-  MemberRangeHint& hint = RangeHint();
-  std::string prefix = SubkeyPrefix(ctx.keyspace()->Physical(db), key, meta.version);
-  if (hint.probes_left > 0 && hint.prefix == prefix) {
-    hint.probes_left--;
-    *lo = hint.lo;
-    *hi = hint.hi;
+// Sets *lo and *hi to the collection's first and last members (from the hints when they hold);
+// false when the collection has no member.
+StatusOr<bool> MemberRange(ProbeHints& hints, MemberIterator& it, std::string* lo,
+                           std::string* hi) {
+  if (hints.measured) {
+    *lo = hints.lo;
+    *hi = hints.hi;
     return true;
   }
   it.Seek();
@@ -104,39 +119,81 @@ StatusOr<bool> MemberRange(Context& ctx, int db, std::string_view key, const Met
   it.SeekToLast();
   if (!it.Valid()) return it.status().ok() ? StatusOr<bool>(false) : it.status();
   hi->assign(it.member());
-  hint = {std::move(prefix), *lo, *hi, kRangeHintProbes};
+  hints.lo = *lo;
+  hints.hi = *hi;
+  hints.measured = true;
   return true;
 }
 
 // Random probes into a large collection: each probe seeks a random point and takes the first
 // member at or after it (wrapping around), skipping members already taken unless `repeats`.
-// With `database_only`, the probes go through the batch's held iterator (MemberIterator::
-// DatabaseOnly), skip the members the batch may have written, and can find fewer than `count`.
+// With `pops`, the probes go through the batch's held iterator (MemberIterator::DatabaseOnly),
+// skip the members the batch may have written, can find fewer than `count`, and start at the
+// end of an empty stretch their point falls in, learning the stretches as they go.
 StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_view key,
                                            const Metadata& meta, uint64_t count, bool repeats,
-                                           bool database_only) {
+                                           bool pops) {
   std::optional<MemberIterator> it;
-  if (database_only) {
+  if (pops) {
     it.emplace(ctx, MemberIterator::DatabaseOnly{}, db, key, meta.version);
   } else {
     it.emplace(ctx, ColumnFamily::kSubkey, db, key, meta.version);
   }
+  ProbeHints& hints = HintsFor(ctx, db, key, meta);
+  EmptyStretches* empty = pops ? &hints.empty : nullptr;
   std::vector<Member> out;
   std::string lo, hi;
-  StatusOr<bool> found = MemberRange(ctx, db, key, meta, *it, &lo, &hi);
+  StatusOr<bool> found = MemberRange(hints, *it, &lo, &hi);
   if (!found.ok()) return found.status();
   if (!*found) return out;
   std::unordered_set<std::string> taken;
+  // Where the walk starts: after the empty stretch holding `point`, if one does.
+  std::string from;
+  // A walk goes in segments: each one ends where the next known stretch starts, and the walk
+  // goes on from that stretch's end (`resume`; nullopt: it reaches the end) instead of stepping
+  // over the tombstones inside it.
+  bool bounded = false;
+  std::optional<std::string> resume;
+  auto seek_segment = [&](const std::string& position) {
+    std::string limit;
+    bounded = empty != nullptr && empty->NextAfter(position, &limit, &resume);
+    if (bounded) {
+      it->SeekBelow(position, limit);
+    } else {
+      it->Seek(position);
+    }
+  };
+  auto start_walk = [&](const std::string& point) {
+    std::optional<std::string> target = point;
+    from = point;
+    if (empty != nullptr) target = empty->WalkFrom(point, &from);
+    if (target) seek_segment(*target);
+    return target.has_value();
+  };
   while (out.size() < count) {
-    it->Seek(RandomPoint(lo, hi));
+    bool positioned = start_walk(RandomPoint(lo, hi));
     bool wrapped = false;
     while (true) {
-      if (!it->Valid()) {
+      if (positioned && bounded && !it->Valid() && it->status().ok()) {
+        if (resume) {
+          std::string next = *resume;
+          seek_segment(next);
+          continue;
+        }
+        positioned = false;
+      }
+      if (!positioned || !it->Valid()) {
         Status s = it->status();
         if (!s.ok()) return s;
-        if (wrapped) return out;  // no member left that this pass may take
+        if (empty != nullptr) empty->Add(from, std::nullopt);
+        if (wrapped) {
+          // Nothing this pass may take: the batch took the rest, or members were added inside
+          // the stretches. The caller reads through the batch; learn the stretches again.
+          if (empty != nullptr) empty->Clear();
+          return out;
+        }
         wrapped = true;
-        it->Seek();
+        positioned = start_walk(std::string());
         continue;
       }
       if (!it->MayBeStale() && (repeats || !taken.count(std::string(it->member())))) break;
@@ -144,6 +201,9 @@ StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_vie
     }
     if (!repeats) taken.emplace(it->member());
     out.push_back({std::string(it->member()), std::string(it->value())});
+    // The walk crossed only dead members, and this one is popped: the stretch ends just past
+    // it (a key followed by a zero byte is the next possible key).
+    if (empty != nullptr) empty->Add(from, out.back().name + '\0');
   }
   return out;
 }

@@ -203,6 +203,44 @@ def test_pipelined_spops_skip_members_the_pipeline_removed(rr):
     assert rr.execute_command("SCARD", "s") == len(rest)
 
 
+def test_pipelined_spops_drain_a_set_while_members_come_and_go(rr):
+    """Pipelines of single pops drain a large set while popped members are added back, others
+    added and removed in exchanges that keep its size: every member present at some point comes
+    out exactly once, and no removed one does. (Basalt's pops remember the stretches of member
+    space they found empty; a member added into one must still come out.)"""
+    members = ["m%05d" % i for i in range(6000)]
+    rr.execute_command("SADD", "s", *members[:4000])
+    rr.execute_command("SAVE")
+    rr.execute_command("SADD", "s", *members[4000:])
+    live = set(members)
+    popped = []
+    round_no = 0
+    while True:
+        p = rr.pipeline(transaction=False)
+        for _ in range(100):
+            p.execute_command("SPOP", "s")
+        got = [m for m in p.execute() if m is not None]
+        assert set(got) <= live and len(set(got)) == len(got)
+        live -= set(got)
+        popped += got
+        if not got:
+            break
+        round_no += 1
+        if round_no % 5 == 0 and got:
+            back = got[:10]  # popped members, inside the stretches the pops just learned
+            assert rr.execute_command("SADD", "s", *back) == len(back)
+            live |= set(back)
+        if round_no % 7 == 0 and len(live) > 2:
+            gone, new = sorted(live)[len(live) // 2], "x%05d" % round_no
+            assert rr.execute_command("SREM", "s", gone) == 1
+            assert rr.execute_command("SADD", "s", new) == 1
+            live.discard(gone)
+            live.add(new)
+        assert rr.execute_command("SCARD", "s") == len(live)
+    assert not live
+    assert rr.execute_command("EXISTS", "s") == 0
+
+
 def test_spop_in_a_transaction_that_replaced_every_member(rr):
     """Every stored member removed and new ones added in the same transaction: the pop must find
     a new one (Basalt's pass over the stored set finds none it may take, and reads the batch)."""
