@@ -258,6 +258,25 @@ def test_spop_in_a_transaction_that_replaced_every_member(rr):
     assert rr.execute_command("SCARD", "s") == 996
 
 
+@pytest.mark.parametrize("size", [400, 3000])
+def test_single_spops_spread_over_the_whole_set(rr, size):
+    """Half of a set popped one member at a time comes from all over it: each tenth of the
+    members (in order) gives between a fifth and twice its share. A pop that favoured one end,
+    or the members next to the last one taken, fails this."""
+    members = ["m%05d" % i for i in range(size)]
+    rr.execute_command("SADD", "s", *members)
+    p = rr.pipeline(transaction=False)
+    for _ in range(size // 2):
+        p.execute_command("SPOP", "s")
+    popped = p.execute()
+    assert len(set(popped)) == size // 2
+    share = size // 2 // 10
+    tenths = [0] * 10
+    for m in popped:
+        tenths[int(m[1:]) * 10 // size] += 1
+    assert all(share // 5 <= n <= share * 2 for n in tenths), tenths
+
+
 def test_spop_errors(rr):
     rr.execute_command("SADD", "s", "a")
     raises(rr, POSITIVE, "SPOP", "s", "-1")
