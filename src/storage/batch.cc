@@ -48,6 +48,56 @@ class FamilyWrites : public rocksdb::WriteBatch::Handler {
   uint32_t cf_id_;
 };
 
+// A database iterator that leaves out the keys in `deleted`: what an iterator over a batch
+// whose only writes to the family are those deletions reads, without indexing them. It sees
+// deletions added to the set after its creation too.
+class DeletionSkippingIterator : public rocksdb::Iterator {
+ public:
+  template <typename Set>
+  DeletionSkippingIterator(rocksdb::Iterator* base, const Set* deleted)
+      : base_(base), deleted_([deleted](const rocksdb::Slice& key) {
+          return deleted->find(std::string_view(key.data(), key.size())) != deleted->end();
+        }) {}
+  bool Valid() const override { return base_->Valid(); }
+  void SeekToFirst() override {
+    base_->SeekToFirst();
+    SkipForward();
+  }
+  void SeekToLast() override {
+    base_->SeekToLast();
+    SkipBackward();
+  }
+  void Seek(const rocksdb::Slice& target) override {
+    base_->Seek(target);
+    SkipForward();
+  }
+  void SeekForPrev(const rocksdb::Slice& target) override {
+    base_->SeekForPrev(target);
+    SkipBackward();
+  }
+  void Next() override {
+    base_->Next();
+    SkipForward();
+  }
+  void Prev() override {
+    base_->Prev();
+    SkipBackward();
+  }
+  rocksdb::Slice key() const override { return base_->key(); }
+  rocksdb::Slice value() const override { return base_->value(); }
+  rocksdb::Status status() const override { return base_->status(); }
+
+ private:
+  void SkipForward() {
+    while (base_->Valid() && deleted_(base_->key())) base_->Next();
+  }
+  void SkipBackward() {
+    while (base_->Valid() && deleted_(base_->key())) base_->Prev();
+  }
+  std::unique_ptr<rocksdb::Iterator> base_;
+  std::function<bool(const rocksdb::Slice&)> deleted_;
+};
+
 }  // namespace
 
 Batch::Batch(Engine* engine) : engine_(engine) {}
@@ -98,7 +148,7 @@ void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice
     return;
   }
   if (WritesUnindexed(cf)) {
-    NoteUnindexed(cf, key);
+    NoteUnindexed(cf, key, true);
     Writes().GetWriteBatch()->Put(engine_->cf(cf), key, value);
     return;
   }
@@ -112,7 +162,7 @@ void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
     return;
   }
   if (WritesUnindexed(cf)) {
-    NoteUnindexed(cf, key);
+    NoteUnindexed(cf, key, false);
     Writes().GetWriteBatch()->Delete(engine_->cf(cf), key);
     return;
   }
@@ -162,9 +212,16 @@ uint64_t Batch::SubkeyHash(const rocksdb::Slice& key) {
   return std::hash<std::string_view>()(std::string_view(key.data(), key.size()));
 }
 
-void Batch::NoteUnindexed(ColumnFamily cf, const rocksdb::Slice& key) {
+void Batch::NoteUnindexed(ColumnFamily cf, const rocksdb::Slice& key, bool put) {
   unindexed_families_ |= BitOf(cf);
   if (cf == ColumnFamily::kSubkey) unindexed_subkeys_.Insert(SubkeyHash(key));
+  if (cf != ColumnFamily::kZsetScore || unindexed_score_puts_) return;
+  if (put) {
+    unindexed_score_puts_ = true;
+    unindexed_score_deletions_.clear();
+  } else {
+    unindexed_score_deletions_.emplace(key.data(), key.size());
+  }
 }
 
 void Batch::IndexWritesOf(ColumnFamily cf) {
@@ -172,6 +229,7 @@ void Batch::IndexWritesOf(ColumnFamily cf) {
   if ((unindexed_families_ & BitOf(cf)) == 0) return;
   unindexed_families_ &= ~BitOf(cf);
   if (cf == ColumnFamily::kSubkey) unindexed_subkeys_.Clear();
+  if (cf == ColumnFamily::kZsetScore) ForgetUnindexedScores();
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(cf);
   FamilyWrites found(handle->GetID());
   // Iterating a batch in memory fails only on a malformed one, which this class never builds.
@@ -202,12 +260,18 @@ rocksdb::Status Batch::AppendPendingMetadataUnindexed() {
 std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
                                                       rocksdb::ReadOptions* options) {
   if (cf == ColumnFamily::kMetadata) FlushPendingMetadata();
-  IndexWritesOf(cf);
   rocksdb::Iterator* base = engine_->db()->NewIterator(*options, engine_->cf(cf));
   // Nothing pending: the database iterator alone, without the base/delta merging on every
   // step (an LRANGE of 100 elements takes 100 of them). Like the merged iterator, it does not
-  // see writes made to the batch after its creation.
+  // see writes made to the batch after its creation, so the family's later writes need not be
+  // indexed for it.
   if (WriteCount() == 0) return std::unique_ptr<rocksdb::Iterator>(base);
+  // Only deletions in `zset_score` (a group of pops): the database less the keys deleted, where
+  // indexing them would cost each later deletion an insert into RocksDB's index (change 35).
+  if (cf == ColumnFamily::kZsetScore && WritesUnindexed(cf) && !unindexed_score_puts_) {
+    return std::make_unique<DeletionSkippingIterator>(base, &unindexed_score_deletions_);
+  }
+  IndexWritesOf(cf);
   return std::unique_ptr<rocksdb::Iterator>(
       batch_->NewIteratorWithBase(engine_->cf(cf), base, options));
 }
@@ -377,6 +441,12 @@ void Batch::Clear() {
 void Batch::ForgetUnindexed() {
   indexed_families_ = unindexed_families_ = 0;
   unindexed_subkeys_.Clear();
+  ForgetUnindexedScores();
+}
+
+void Batch::ForgetUnindexedScores() {
+  unindexed_score_deletions_.clear();
+  unindexed_score_puts_ = false;
 }
 
 }  // namespace basalt

@@ -16,7 +16,9 @@
 // change 14). An iterator, range delete or merge on the family, or a point read of a member whose
 // 64-bit hash is among the written members' hashes, indexes the family's writes so far
 // by writing them again (only Puts and Deletes, so the state is the same); from then on that
-// family's writes are indexed.
+// family's writes are indexed. While the batch's writes to `zset_score` are all deletions (a
+// group of sorted-set pops), an iterator there is the database's, leaving out the keys deleted,
+// and indexes nothing (change 35).
 //
 // A caller that will read a run of `subkey` keys (a pipeline of pops) can read them ahead in one
 // pass (ReadAhead), or hand over the run it read itself (HoldReadAhead). Those values are the
@@ -32,7 +34,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -113,7 +117,8 @@ class Batch {
   rocksdb::Status AppendPendingMetadataUnindexed();
   // Whether writes to `cf` bypass the index for now.
   bool WritesUnindexed(ColumnFamily cf) const;
-  void NoteUnindexed(ColumnFamily cf, const rocksdb::Slice& key);
+  void NoteUnindexed(ColumnFamily cf, const rocksdb::Slice& key, bool put);
+  void ForgetUnindexedScores();
   static uint64_t SubkeyHash(const rocksdb::Slice& key);
   void ForgetUnindexed();
   // Makes `cf`'s writes so far visible to reads of the batch, and indexes its later ones.
@@ -151,6 +156,13 @@ class Batch {
   // A 4096-bit filter here matched some read in nearly every pipelined group of a few hundred
   // writes, and the rest of the group then paid for the index (docs/benchmarks.md, change 24).
   HashSet64 unindexed_subkeys_;
+  // The `zset_score` keys deleted outside the index, while that family had no unindexed put.
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  std::unordered_set<std::string, StringHash, std::equal_to<>> unindexed_score_deletions_;
+  bool unindexed_score_puts_ = false;
   // What HeldIterator() made, if anything since the last commit.
   std::unique_ptr<HeldSubkeyIterator> held_;
   // What ReadAhead() read since the last commit, in key order (a few runs at most).

@@ -193,6 +193,44 @@ TEST_F(BatchTest, AnIteratorIsTheFirstRead) {
   EXPECT_EQ(Read(ColumnFamily::kSubkey, "m"), "x");
 }
 
+// While a batch's only writes to `zset_score` are deletions, its iterators there are the
+// database's less the deleted keys, in both directions and for deletions made after them too;
+// a put there, or a read that indexes the family, brings the merged iterator back.
+TEST_F(BatchTest, ScoreIndexDeletionsAreLeftOutWithoutAnIndex) {
+  Batch seed(engine());
+  for (const char* key : {"s1", "s2", "s3", "s4"}) seed.Put(ColumnFamily::kZsetScore, key, "");
+  ASSERT_TRUE(seed.Commit().ok());
+
+  auto scan_back = [](rocksdb::Iterator* it) {
+    std::vector<std::string> seen;
+    for (it->SeekToLast(); it->Valid(); it->Prev()) seen.push_back(it->key().ToString());
+    return seen;
+  };
+  Batch batch(engine());
+  batch.Delete(ColumnFamily::kZsetScore, "s1");
+  batch.Delete(ColumnFamily::kZsetScore, "s3");
+  batch.Put(ColumnFamily::kSubkey, "m", "x");  // another family's put changes nothing here
+  EXPECT_EQ(Scan(batch, ColumnFamily::kZsetScore), (std::vector<std::string>{"s2=", "s4="}));
+  rocksdb::ReadOptions options;
+  auto it = batch.NewIterator(ColumnFamily::kZsetScore, &options);
+  EXPECT_EQ(scan_back(it.get()), (std::vector<std::string>{"s4", "s2"}));
+  it->Seek("s3");
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key().ToString(), "s4");
+  batch.Delete(ColumnFamily::kZsetScore, "s4");
+  EXPECT_EQ(scan_back(it.get()), (std::vector<std::string>{"s2"}));
+
+  batch.Put(ColumnFamily::kZsetScore, "s0", "");
+  EXPECT_EQ(Scan(batch, ColumnFamily::kZsetScore), (std::vector<std::string>{"s0=", "s2="}));
+  batch.Delete(ColumnFamily::kZsetScore, "s2");  // indexed now: still seen as deleted
+  EXPECT_EQ(Scan(batch, ColumnFamily::kZsetScore), (std::vector<std::string>{"s0="}));
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_EQ(Read(ColumnFamily::kZsetScore, "s3"), "(none)");
+  EXPECT_EQ(Read(ColumnFamily::kZsetScore, "s0"), "");
+  Batch after(engine());
+  EXPECT_EQ(Scan(after, ColumnFamily::kZsetScore), (std::vector<std::string>{"s0="}));
+}
+
 TEST_F(BatchTest, WritesNeverReadReachTheWalOnce) {
   rocksdb::SequenceNumber start = NextSequence();
   Batch batch(engine());
