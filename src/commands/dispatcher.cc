@@ -398,22 +398,27 @@ class GroupedRun {
                          stripes.end());
   }
 
-  // All of `stripes` that the group does not hold yet, without waiting; all or none.
+  // All of `stripes` (sorted, distinct) that the group does not hold yet, without waiting; all
+  // or none. Most commands add one stripe to a group of up to 64: each goes in at its place,
+  // without the buffer a merge of the two runs would allocate.
   bool TryAddStripes(const std::vector<size_t>& stripes) {
-    std::vector<size_t> taken;
-    for (size_t stripe : stripes) {
-      if (std::binary_search(group_.stripes_.begin(), group_.stripes_.end(), stripe)) continue;
-      if (!group_.table_->stripe(stripe).try_lock()) {
-        for (size_t t : taken) group_.table_->stripe(t).unlock();
-        return false;
-      }
-      taken.push_back(stripe);
+    auto held = [this](size_t stripe) {
+      return std::binary_search(group_.stripes_.begin(), group_.stripes_.end(), stripe);
+    };
+    size_t tried = 0;
+    for (; tried < stripes.size(); tried++) {
+      if (!held(stripes[tried]) && !group_.table_->stripe(stripes[tried]).try_lock()) break;
     }
-    // Both runs are sorted (StripesOf sorts): merge rather than sort the whole group again.
-    size_t held = group_.stripes_.size();
-    group_.stripes_.insert(group_.stripes_.end(), taken.begin(), taken.end());
-    std::inplace_merge(group_.stripes_.begin(), group_.stripes_.begin() + held,
-                       group_.stripes_.end());
+    if (tried < stripes.size()) {
+      for (size_t i = 0; i < tried; i++) {
+        if (!held(stripes[i])) group_.table_->stripe(stripes[i]).unlock();
+      }
+      return false;
+    }
+    for (size_t stripe : stripes) {
+      auto at = std::lower_bound(group_.stripes_.begin(), group_.stripes_.end(), stripe);
+      if (at == group_.stripes_.end() || *at != stripe) group_.stripes_.insert(at, stripe);
+    }
     return true;
   }
 
