@@ -58,6 +58,8 @@ class MemberIterator {
   bool MayBeStale() const;
   void Next() { it_->Next(); }
   void Prev() { it_->Prev(); }
+  // db | len | key | version: what every entry's key starts with.
+  const std::string& prefix() const { return prefix_; }
   // The member part of the current entry's key (everything after the prefix).
   std::string_view member() const;
   std::string_view value() const { return {it_->value().data(), it_->value().size()}; }

@@ -94,12 +94,11 @@ struct ProbeHints {
 // The thread's hints, made current for this collection: reset for another collection or
 // incarnation, or once the collection grew (members may have been added outside the measured
 // range or inside the stretches).
-ProbeHints& HintsFor(Context& ctx, int db, std::string_view key, const Metadata& meta) {
+ProbeHints& HintsFor(std::string_view prefix, const Metadata& meta) {
   static thread_local ProbeHints hints;
-  std::string prefix = SubkeyPrefix(ctx.keyspace()->Physical(db), key, meta.version);
   if (hints.prefix != prefix) {
     hints = ProbeHints{};
-    hints.prefix = std::move(prefix);
+    hints.prefix = prefix;
   } else if (meta.size > hints.size) {
     hints.measured = false;
     hints.empty.Clear();
@@ -143,14 +142,17 @@ StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_vie
   } else {
     it.emplace(ctx, ColumnFamily::kSubkey, db, key, meta.version);
   }
-  ProbeHints& hints = HintsFor(ctx, db, key, meta);
+  ProbeHints& hints = HintsFor(it->prefix(), meta);
   EmptyStretches* empty = pops ? &hints.empty : nullptr;
   std::vector<Member> out;
   std::string lo, hi;
   StatusOr<bool> found = MemberRange(hints, *it, &lo, &hi);
   if (!found.ok()) return found.status();
   if (!*found) return out;
+  // The members this call took, for a count above one (a single pop takes one).
   std::unordered_set<std::string> taken;
+  const bool skip_taken = !repeats && count > 1;
+  auto is_taken = [&] { return skip_taken && taken.count(std::string(it->member())) > 0; };
   // Where the walk starts: after the empty stretch holding `point`, if one does.
   std::string from;
   // A walk goes in segments: each one ends where the next known stretch starts, and the walk
@@ -200,10 +202,10 @@ StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_vie
         positioned = start_walk(std::string());
         continue;
       }
-      if (!it->MayBeStale() && (repeats || !taken.count(std::string(it->member())))) break;
+      if (!it->MayBeStale() && !is_taken()) break;
       it->Next();
     }
-    if (!repeats) taken.emplace(it->member());
+    if (skip_taken) taken.emplace(it->member());
     out.push_back({std::string(it->member()), std::string(it->value())});
     // The walk crossed only dead members, and this one is popped: the stretch ends just past
     // it (a key followed by a zero byte is the next possible key).
