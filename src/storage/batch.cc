@@ -49,15 +49,12 @@ class FamilyWrites : public rocksdb::WriteBatch::Handler {
 };
 
 // A database iterator that leaves out the keys in `deleted`: what an iterator over a batch
-// whose only writes to the family are those deletions reads, without indexing them. It sees
-// deletions added to the set after its creation too.
+// whose only writes to the family are those deletions reads, without indexing them.
+template <typename KeySet>
 class DeletionSkippingIterator : public rocksdb::Iterator {
  public:
-  template <typename Set>
-  DeletionSkippingIterator(rocksdb::Iterator* base, const Set* deleted)
-      : base_(base), deleted_([deleted](const rocksdb::Slice& key) {
-          return deleted->find(std::string_view(key.data(), key.size())) != deleted->end();
-        }) {}
+  DeletionSkippingIterator(rocksdb::Iterator* base, const KeySet* deleted)
+      : base_(base), deleted_(deleted) {}
   bool Valid() const override { return base_->Valid(); }
   void SeekToFirst() override {
     base_->SeekToFirst();
@@ -88,14 +85,18 @@ class DeletionSkippingIterator : public rocksdb::Iterator {
   rocksdb::Status status() const override { return base_->status(); }
 
  private:
+  bool Deleted() const {
+    rocksdb::Slice key = base_->key();
+    return deleted_->find(std::string_view(key.data(), key.size())) != deleted_->end();
+  }
   void SkipForward() {
-    while (base_->Valid() && deleted_(base_->key())) base_->Next();
+    while (base_->Valid() && Deleted()) base_->Next();
   }
   void SkipBackward() {
-    while (base_->Valid() && deleted_(base_->key())) base_->Prev();
+    while (base_->Valid() && Deleted()) base_->Prev();
   }
   std::unique_ptr<rocksdb::Iterator> base_;
-  std::function<bool(const rocksdb::Slice&)> deleted_;
+  const KeySet* deleted_;
 };
 
 }  // namespace
@@ -218,7 +219,6 @@ void Batch::NoteUnindexed(ColumnFamily cf, const rocksdb::Slice& key, bool put) 
   if (cf != ColumnFamily::kZsetScore || unindexed_score_puts_) return;
   if (put) {
     unindexed_score_puts_ = true;
-    unindexed_score_deletions_.clear();
   } else {
     unindexed_score_deletions_.emplace(key.data(), key.size());
   }
@@ -229,7 +229,6 @@ void Batch::IndexWritesOf(ColumnFamily cf) {
   if ((unindexed_families_ & BitOf(cf)) == 0) return;
   unindexed_families_ &= ~BitOf(cf);
   if (cf == ColumnFamily::kSubkey) unindexed_subkeys_.Clear();
-  if (cf == ColumnFamily::kZsetScore) ForgetUnindexedScores();
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(cf);
   FamilyWrites found(handle->GetID());
   // Iterating a batch in memory fails only on a malformed one, which this class never builds.
@@ -269,7 +268,8 @@ std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
   // Only deletions in `zset_score` (a group of pops): the database less the keys deleted, where
   // indexing them would cost each later deletion an insert into RocksDB's index (change 35).
   if (cf == ColumnFamily::kZsetScore && WritesUnindexed(cf) && !unindexed_score_puts_) {
-    return std::make_unique<DeletionSkippingIterator>(base, &unindexed_score_deletions_);
+    return std::make_unique<DeletionSkippingIterator<ScoreKeySet>>(base,
+                                                                   &unindexed_score_deletions_);
   }
   IndexWritesOf(cf);
   return std::unique_ptr<rocksdb::Iterator>(
@@ -441,10 +441,6 @@ void Batch::Clear() {
 void Batch::ForgetUnindexed() {
   indexed_families_ = unindexed_families_ = 0;
   unindexed_subkeys_.Clear();
-  ForgetUnindexedScores();
-}
-
-void Batch::ForgetUnindexedScores() {
   unindexed_score_deletions_.clear();
   unindexed_score_puts_ = false;
 }

@@ -118,7 +118,6 @@ class Batch {
   // Whether writes to `cf` bypass the index for now.
   bool WritesUnindexed(ColumnFamily cf) const;
   void NoteUnindexed(ColumnFamily cf, const rocksdb::Slice& key, bool put);
-  void ForgetUnindexedScores();
   static uint64_t SubkeyHash(const rocksdb::Slice& key);
   void ForgetUnindexed();
   // Makes `cf`'s writes so far visible to reads of the batch, and indexes its later ones.
@@ -156,12 +155,14 @@ class Batch {
   // A 4096-bit filter here matched some read in nearly every pipelined group of a few hundred
   // writes, and the rest of the group then paid for the index (docs/benchmarks.md, change 24).
   HashSet64 unindexed_subkeys_;
-  // The `zset_score` keys deleted outside the index, while that family had no unindexed put.
+  // The `zset_score` keys deleted outside the index before that family's first unindexed put
+  // (kept until the commit: an iterator made from them may still read them).
   struct StringHash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
   };
-  std::unordered_set<std::string, StringHash, std::equal_to<>> unindexed_score_deletions_;
+  using ScoreKeySet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
+  ScoreKeySet unindexed_score_deletions_;
   bool unindexed_score_puts_ = false;
   // What HeldIterator() made, if anything since the last commit.
   std::unique_ptr<HeldSubkeyIterator> held_;

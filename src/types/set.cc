@@ -128,11 +128,73 @@ StatusOr<bool> MemberRange(ProbeHints& hints, MemberIterator& it, std::string* l
   return true;
 }
 
+// One probe's walk from a random point to the first member it may take, wrapping around once.
+// With stretches (pops), it starts at the end of the empty stretch holding its point, and goes
+// in segments: each ends where the next known stretch starts, and the walk goes on from that
+// stretch's end instead of stepping over the tombstones inside it.
+class ProbeWalk {
+ public:
+  ProbeWalk(MemberIterator& it, EmptyStretches* empty) : it_(it), empty_(empty) {}
+
+  // Positions the iterator at the first member at or after `point` for which `skip()` is false.
+  // False when there is none, or on an iterator error (the iterator's status tells).
+  template <typename Skip>
+  bool Find(const std::string& point, const Skip& skip) {
+    bool positioned = Start(point);
+    bool wrapped = false;
+    while (true) {
+      if (positioned && !it_.Valid() && it_.status().ok() && bounded_ && resume_) {
+        std::string next = *resume_;
+        SeekSegment(next);
+        continue;
+      }
+      if (!positioned || !it_.Valid()) {
+        if (!it_.status().ok()) return false;
+        if (empty_ != nullptr) empty_->Add(from_, std::nullopt);
+        if (wrapped) return false;
+        wrapped = true;
+        positioned = Start(std::string());
+        continue;
+      }
+      if (!skip()) return true;
+      it_.Next();
+    }
+  }
+  // Where the walk that found the current member started: its point, or the start of the
+  // stretch holding it. Everything from there up to the member is empty.
+  const std::string& from() const { return from_; }
+
+ private:
+  // False when a stretch holds `point` and reaches the end of the member space.
+  bool Start(const std::string& point) {
+    std::optional<std::string> target = point;
+    from_ = point;
+    if (empty_ != nullptr) target = empty_->WalkFrom(point, &from_);
+    if (target) SeekSegment(*target);
+    return target.has_value();
+  }
+  void SeekSegment(const std::string& position) {
+    std::string limit;
+    bounded_ = empty_ != nullptr && empty_->NextAfter(position, &limit, &resume_);
+    if (bounded_) {
+      it_.SeekBelow(position, limit);
+    } else {
+      it_.Seek(position);
+    }
+  }
+
+  MemberIterator& it_;
+  EmptyStretches* empty_;
+  std::string from_;
+  bool bounded_ = false;               // the segment ends where a known stretch starts
+  std::optional<std::string> resume_;  // that stretch's end (nullopt: the end of the space)
+};
+
 // Random probes into a large collection: each probe seeks a random point and takes the first
 // member at or after it (wrapping around), skipping members already taken unless `repeats`.
 // With `pops`, the probes go through the batch's held iterator (MemberIterator::DatabaseOnly),
-// skip the members the batch may have written, can find fewer than `count`, and start at the
-// end of an empty stretch their point falls in, learning the stretches as they go.
+// skip the members the batch may have written, can find fewer than `count`, and use and learn
+// the empty stretches (ProbeWalk).
 StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_view key,
                                            const Metadata& meta, uint64_t count, bool repeats,
                                            bool pops) {
@@ -152,64 +214,24 @@ StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_vie
   // The members this call took, for a count above one (a single pop takes one).
   std::unordered_set<std::string> taken;
   const bool skip_taken = !repeats && count > 1;
-  auto is_taken = [&] { return skip_taken && taken.count(std::string(it->member())) > 0; };
-  // Where the walk starts: after the empty stretch holding `point`, if one does.
-  std::string from;
-  // A walk goes in segments: each one ends where the next known stretch starts, and the walk
-  // goes on from that stretch's end (`resume`; nullopt: it reaches the end) instead of stepping
-  // over the tombstones inside it.
-  bool bounded = false;
-  std::optional<std::string> resume;
-  auto seek_segment = [&](const std::string& position) {
-    std::string limit;
-    bounded = empty != nullptr && empty->NextAfter(position, &limit, &resume);
-    if (bounded) {
-      it->SeekBelow(position, limit);
-    } else {
-      it->Seek(position);
-    }
+  auto skip = [&] {
+    return it->MayBeStale() || (skip_taken && taken.count(std::string(it->member())) > 0);
   };
-  auto start_walk = [&](const std::string& point) {
-    std::optional<std::string> target = point;
-    from = point;
-    if (empty != nullptr) target = empty->WalkFrom(point, &from);
-    if (target) seek_segment(*target);
-    return target.has_value();
-  };
+  ProbeWalk walk(*it, empty);
   while (out.size() < count) {
-    bool positioned = start_walk(RandomPoint(lo, hi));
-    bool wrapped = false;
-    while (true) {
-      if (positioned && bounded && !it->Valid() && it->status().ok()) {
-        if (resume) {
-          std::string next = *resume;
-          seek_segment(next);
-          continue;
-        }
-        positioned = false;
-      }
-      if (!positioned || !it->Valid()) {
-        Status s = it->status();
-        if (!s.ok()) return s;
-        if (empty != nullptr) empty->Add(from, std::nullopt);
-        if (wrapped) {
-          // Nothing this pass may take: the batch took the rest, or members were added inside
-          // the stretches. The caller reads through the batch; learn the stretches again.
-          if (empty != nullptr) empty->Clear();
-          return out;
-        }
-        wrapped = true;
-        positioned = start_walk(std::string());
-        continue;
-      }
-      if (!it->MayBeStale() && !is_taken()) break;
-      it->Next();
+    if (!walk.Find(RandomPoint(lo, hi), skip)) {
+      Status s = it->status();
+      if (!s.ok()) return s;
+      // Nothing this pass may take: the batch took the rest, or members were added inside the
+      // stretches. The caller reads through the batch; the stretches are learned again.
+      if (empty != nullptr) empty->Clear();
+      return out;
     }
     if (skip_taken) taken.emplace(it->member());
     out.push_back({std::string(it->member()), std::string(it->value())});
     // The walk crossed only dead members, and this one is popped: the stretch ends just past
     // it (a key followed by a zero byte is the next possible key).
-    if (empty != nullptr) empty->Add(from, out.back().name + '\0');
+    if (empty != nullptr) empty->Add(walk.from(), out.back().name + '\0');
   }
   return out;
 }
