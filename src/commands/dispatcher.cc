@@ -348,6 +348,9 @@ class GroupedRun {
   // Bounds how long a group holds its locks (other clients wait for its stripes) and how much
   // its batch holds; 64 commands already share one WAL append 64 ways.
   static constexpr size_t kMaxGroupedCommands = 64;
+  // How long a group waits for another worker to take a stripe the last group handed it. Far
+  // longer than a wake-up normally takes; reached only if that worker waits on a third holder.
+  static constexpr int64_t kHandOffWaitUs = 2000;
 
   GroupedRun(ServerState& server, Session& session, WriteGroup& group)
       : server_(server), session_(session), group_(group) {}
@@ -380,14 +383,19 @@ class GroupedRun {
   }
 
  private:
-  // Starts the group: the keyspace lock (given up, returning false, while a script is busy),
-  // then the first command's stripes, waiting for them as LockKeys() does.
+  // Starts the group: after another worker took the stripe the last group handed it, the
+  // keyspace lock (given up, returning false, while a script is busy), then the first command's
+  // stripes, waiting for them in turn (lock_table.h).
   bool Begin(std::vector<size_t> stripes, int64_t busy_threshold_ms) {
+    group_.table_ = &server_.keyspace->locks();
+    if (group_.hand_off_ != LockTable::kNoStripe) {
+      group_.table_->AwaitTakenByWaiter(group_.hand_off_, kHandOffWaitUs);
+      group_.hand_off_ = LockTable::kNoStripe;
+    }
     WriterPreferringMutex& mu = server_.keyspace->exclusive();
     if (!LockKeyspace(server_, false, busy_threshold_ms)) return false;
     group_.keyspace_lock_ = std::shared_lock<WriterPreferringMutex>(mu, std::adopt_lock);
-    group_.table_ = &server_.keyspace->locks();
-    for (size_t stripe : stripes) group_.table_->stripe(stripe).lock();
+    for (size_t stripe : stripes) group_.table_->LockWaitingInTurn(stripe);
     group_.stripes_ = std::move(stripes);
     group_.ctx_.emplace(server_.keyspace);
     return true;
@@ -439,7 +447,8 @@ WriteGroup::~WriteGroup() {
 
 bool WriteGroup::HoldsRepliesIn(const std::string* out) const {
   return std::any_of(replies_.begin(), replies_.end(),
-                     [out](const HeldReply& r) { return r.out == out; });
+                     [out](const HeldReply& r) { return r.out == out; }) ||
+         std::find(committed_outs_.begin(), committed_outs_.end(), out) != committed_outs_.end();
 }
 
 void WriteGroup::ReplaceRepliesWithError(const Status& error) {
@@ -471,12 +480,28 @@ void WriteGroup::Commit(ServerState& server) {
   if (!active()) return;
   std::vector<uint64_t> sessions = CommitBatch(server);
   for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) table_->stripe(*it).unlock();
+  for (size_t stripe : stripes_) {
+    if (table_->HasWaiter(stripe)) {
+      hand_off_ = stripe;
+      break;
+    }
+  }
   stripes_.clear();
   keyspace_lock_ = std::shared_lock<WriterPreferringMutex>();
+  for (uint64_t id : committed_sessions_) {
+    if (std::find(sessions.begin(), sessions.end(), id) == sessions.end()) sessions.push_back(id);
+  }
+  committed_sessions_.clear();
+  committed_outs_.clear();
   if (after_commit_) after_commit_(sessions);
 }
 
 void WriteGroup::CommitKeepingLocks(ServerState& server, const std::vector<size_t>& keep) {
+  for (const HeldReply& r : replies_) {
+    if (std::find(committed_outs_.begin(), committed_outs_.end(), r.out) == committed_outs_.end()) {
+      committed_outs_.push_back(r.out);
+    }
+  }
   std::vector<uint64_t> sessions = CommitBatch(server);
   std::vector<size_t> kept;
   for (size_t stripe : stripes_) {
@@ -487,7 +512,12 @@ void WriteGroup::CommitKeepingLocks(ServerState& server, const std::vector<size_
     }
   }
   stripes_ = std::move(kept);
-  if (after_commit_) after_commit_(sessions);
+  for (uint64_t id : sessions) {
+    if (std::find(committed_sessions_.begin(), committed_sessions_.end(), id) ==
+        committed_sessions_.end()) {
+      committed_sessions_.push_back(id);
+    }
+  }
   ctx_.emplace(server.keyspace);
 }
 

@@ -72,8 +72,15 @@ class WriteGroup {
   std::shared_lock<WriterPreferringMutex> keyspace_lock_;
   std::vector<size_t> stripes_;  // held exclusively, sorted
   LockTable* table_ = nullptr;
+  // A stripe the last commit released while another group waited for it: the next group lets
+  // that one take it first (lock_table.h).
+  size_t hand_off_ = LockTable::kNoStripe;
   std::optional<Context> ctx_;
   std::vector<HeldReply> replies_;
+  // Replies committed by CommitKeepingLocks(), sent only once Commit() has released the locks:
+  // sending is a good part of a hot key's turn, and the other worker may be waiting for it.
+  std::vector<uint64_t> committed_sessions_;
+  std::vector<const std::string*> committed_outs_;
 };
 
 // Runs a command from a client. Appends the reply to *out. With a `group`, a plain keyed write

@@ -210,9 +210,14 @@ void Connection::HandleInput() {
     state->counters.query_buffer_disconnections++;
     return Close();
   }
+  worker_->RunAfterReads(session_->id);
+}
+
+void Connection::RunReadInput() {
   // A parked client keeps its later commands buffered until it is served or times out; so does
   // one whose script runs on the offload thread, and a paused one until its output drains.
-  if (!session_->block.active && !session_->awaiting_reply && !paused_) ProcessCommands();
+  if (closing_ || session_->block.active || session_->awaiting_reply || paused_) return;
+  ProcessCommands();
 }
 
 void Connection::ProcessCommands() {

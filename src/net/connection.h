@@ -44,6 +44,9 @@ class Connection {
   void DeliverMessages();
   // Sends the replies that waited for the worker's write group to commit.
   void SendHeldReplies() { Flush(out_); }
+  // Runs the commands the last read buffered (the worker calls it once the turn's reads are
+  // done), unless the client is parked, waiting for a script or paused.
+  void RunReadInput();
   Session& session() { return *session_; }
 
  private:
@@ -52,6 +55,7 @@ class Connection {
   static void OnEvent(bufferevent* bev, short events, void* arg);
   static void OnBlockTimeout(evutil_socket_t, short, void* arg);
   static void OnOutputChanged(evbuffer* buffer, const evbuffer_cb_info* info, void* arg);
+  // Reads the socket and asks the worker to run the commands after the turn's other reads.
   void HandleInput();
   // Reads what the socket holds into the RespReader; returns the bytes read. Sets *peer_gone
   // if the socket reached its end (or failed) before any byte was read.

@@ -20,6 +20,11 @@ constexpr int kMaxCallbacksPerPoll = 16;
 // sockets were polled, so that a flood of messages cannot hold up reading (and noticing
 // disconnects) on this worker.
 constexpr size_t kDeliveriesPerRound = 64;
+// Readable clients one turn serves before it commits. libevent goes on polling and running
+// callbacks while any are active, and busy pipelining clients keep some active all the time:
+// without an end, a turn (and the key stripes its write group keeps) lasted up to a second,
+// while the other worker's clients waited for theirs.
+constexpr uint64_t kMaxInputsPerTurn = 32;
 }  // namespace
 
 Worker::Worker(ServerState* state)
@@ -61,8 +66,10 @@ void Worker::Run() {
     const int64_t poll_limit = state_->config->worker_idle_polls.load(std::memory_order_relaxed);
     const bool poll = idle_polls < poll_limit;
     const uint64_t inputs_before = inputs_;
-    int rc =
-        event_base_loop(base_, (poll ? EVLOOP_NONBLOCK : EVLOOP_ONCE) | EVLOOP_NO_EXIT_ON_EMPTY);
+    turn_start_inputs_ = inputs_;
+    int rc = event_base_loop(
+        base_, (poll ? EVLOOP_NONBLOCK | EVLOOP_ONCE : EVLOOP_ONCE) | EVLOOP_NO_EXIT_ON_EMPTY);
+    RunReadClients();
     CommitGroup();
     if (rc < 0) {
       LOG(ERROR) << "worker event loop failed; its clients are no longer served";
@@ -75,6 +82,21 @@ void Worker::Run() {
       sched_yield();
     }
   }
+}
+
+void Worker::NoteInput() {
+  if (++inputs_ - turn_start_inputs_ >= kMaxInputsPerTurn) event_base_loopbreak(base_);
+}
+
+void Worker::RunReadClients() {
+  // A turn reads every ready socket before it runs any command: while this worker's group holds
+  // a hot key, the other worker reads and writes its sockets instead of waiting for the key
+  // with its reads still to do.
+  for (size_t i = 0; i < read_clients_.size(); i++) {
+    auto it = connections_.find(read_clients_[i]);
+    if (it != connections_.end()) it->second->RunReadInput();
+  }
+  read_clients_.clear();
 }
 
 void Worker::SendHeldReplies(const std::vector<uint64_t>& session_ids) {

@@ -47,8 +47,11 @@ class Worker {
   WriteGroup& group() { return group_; }
   // Commits the group (if it holds anything) and sends the replies it held.
   void CommitGroup() { group_.Commit(*state_); }
-  // Called by a connection whose socket became readable: the turn found input.
-  void NoteInput() { inputs_++; }
+  // Called by a connection whose socket became readable: the turn found input. Ends the turn
+  // after kMaxInputsPerTurn of them.
+  void NoteInput();
+  // Runs the client's buffered commands once this turn's reads are done (RunReadClients).
+  void RunAfterReads(uint64_t id) { read_clients_.push_back(id); }
 
  private:
   static void OnNotify(evutil_socket_t, short, void* arg);
@@ -56,6 +59,7 @@ class Worker {
   void DrainQueue();
   void Run();
   void SendHeldReplies(const std::vector<uint64_t>& session_ids);
+  void RunReadClients();
 
   ServerState* state_;
   event_base* base_;
@@ -79,7 +83,9 @@ class Worker {
 
   std::unordered_map<uint64_t, std::unique_ptr<Connection>> connections_;
   uint64_t inputs_ = 0;  // readable-socket callbacks run so far (NoteInput)
-  WriteGroup group_;     // committed before any connection in connections_ is destroyed
+  uint64_t turn_start_inputs_ = 0;
+  std::vector<uint64_t> read_clients_;  // this turn's reads, whose commands have not run
+  WriteGroup group_;  // committed before any connection in connections_ is destroyed
 };
 
 }  // namespace basalt

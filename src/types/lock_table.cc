@@ -1,6 +1,9 @@
 #include "types/lock_table.h"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -9,6 +12,36 @@ namespace basalt {
 size_t LockTable::StripeOf(uint8_t db, std::string_view key) const {
   size_t h = std::hash<std::string_view>()(key);
   return (h ^ (static_cast<size_t>(db) * 0x9E3779B97F4A7C15ULL)) % kStripes;
+}
+
+LockTable::LockTable() {
+  for (auto& slot : waiting_for_) slot.store(kNoStripe, std::memory_order_relaxed);
+}
+
+void LockTable::LockWaitingInTurn(size_t i) {
+  if (stripes_[i].try_lock()) return;
+  size_t slot = 0;
+  for (; slot < kWaitSlots; slot++) {
+    size_t free = kNoStripe;
+    if (waiting_for_[slot].compare_exchange_strong(free, i)) break;
+  }
+  if (slot < kWaitSlots) waiters_.fetch_add(1);
+  stripes_[i].lock();
+  if (slot < kWaitSlots) {
+    waiting_for_[slot].store(kNoStripe);
+    waiters_.fetch_sub(1);
+  }
+}
+
+bool LockTable::HasWaiter(size_t i) const {
+  if (waiters_.load() == 0) return false;
+  return std::any_of(waiting_for_.begin(), waiting_for_.end(),
+                     [i](const std::atomic<size_t>& slot) { return slot.load() == i; });
+}
+
+void LockTable::AwaitTakenByWaiter(size_t i, int64_t max_wait_us) const {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(max_wait_us);
+  while (HasWaiter(i) && std::chrono::steady_clock::now() < deadline) sched_yield();
 }
 
 KeyLockGuard::KeyLockGuard(LockTable* table, std::vector<size_t> stripes, bool exclusive)

@@ -4,9 +4,20 @@
 // A worker's write group holds the stripes of up to 64 commands until it commits (640 for
 // ten-key MSETs), and the other worker's next write waits if it needs any of them: the table is
 // large enough (64Ki stripes, 3.5 MiB) to make that rare for unrelated keys.
+//
+// A stripe's mutex does not queue its waiters: a worker that releases a hot key's stripe at the
+// end of its turn and wants it again for its next turn takes it back before the waiting worker
+// has even woken up, and can go on doing so for as long as its clients keep it busy (a second
+// at a time was measured, with the other worker's clients getting no reply). So a group that
+// has to wait for a stripe announces the wait (LockWaitingInTurn), the group that releases it
+// notices (HasWaiter), and before its next group it lets the waiter take the stripe first
+// (AwaitTakenByWaiter). The slots are few: they serve the workers' groups, and a wait that
+// finds them full simply blocks unannounced.
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <cstdint>
 #include <shared_mutex>
 #include <string_view>
 #include <vector>
@@ -16,11 +27,25 @@ namespace basalt {
 class LockTable {
  public:
   static constexpr size_t kStripes = 65536;
+  LockTable();
   size_t StripeOf(uint8_t db, std::string_view key) const;
+  static constexpr size_t kNoStripe = SIZE_MAX;
   std::shared_mutex& stripe(size_t i) { return stripes_[i]; }
 
+  // Locks stripe `i` exclusively; if it is held, announces the wait until it is taken.
+  void LockWaitingInTurn(size_t i);
+  // True while some thread waits in LockWaitingInTurn() for stripe `i`.
+  bool HasWaiter(size_t i) const;
+  // Waits (yielding the CPU) until no thread waits for stripe `i` any more, or `max_wait_us`
+  // passed: the waiter may itself be blocked behind a third holder.
+  void AwaitTakenByWaiter(size_t i, int64_t max_wait_us) const;
+
  private:
+  static constexpr size_t kWaitSlots = 8;
+
   std::array<std::shared_mutex, kStripes> stripes_;
+  std::array<std::atomic<size_t>, kWaitSlots> waiting_for_{};
+  std::atomic<int> waiters_{0};
 };
 
 // Holds a set of stripes for the lifetime of the guard.
