@@ -139,6 +139,7 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
       WritesUnindexed(cf))
     return engine_->Get(cf, key, value);
   rocksdb::ReadOptions ro;
+  Engine::PrepareRead(cf, &ro);
   return batch_->GetFromBatchAndDB(engine_->db(), ro, engine_->cf(cf), key, value);
 }
 
@@ -259,7 +260,7 @@ rocksdb::Status Batch::AppendPendingMetadataUnindexed() {
 std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
                                                       rocksdb::ReadOptions* options) {
   if (cf == ColumnFamily::kMetadata) FlushPendingMetadata();
-  rocksdb::Iterator* base = engine_->db()->NewIterator(*options, engine_->cf(cf));
+  rocksdb::Iterator* base = engine_->NewIterator(cf, *options).release();
   // Nothing pending: the database iterator alone, without the base/delta merging on every
   // step (an LRANGE of 100 elements takes 100 of them). Like the merged iterator, it does not
   // see writes made to the batch after its creation, so the family's later writes need not be

@@ -26,6 +26,11 @@ const char* ColumnFamilyName(ColumnFamily cf) {
   return kNames[static_cast<int>(cf)];
 }
 
+bool IsVersioned(ColumnFamily cf) {
+  return cf == ColumnFamily::kSubkey || cf == ColumnFamily::kZsetScore ||
+         cf == ColumnFamily::kLargeValue;
+}
+
 namespace {
 
 Durability ParseDurability(const std::string& v) {
@@ -452,6 +457,7 @@ rocksdb::Status Engine::Get(ColumnFamily cf, const rocksdb::Slice& key, std::str
     return ReadThroughCache(key, value, /*fill=*/true);
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot;
+  PrepareRead(cf, &ro);
   return db_->Get(ro, handles_[static_cast<int>(cf)], key, value);
 }
 
@@ -459,7 +465,9 @@ rocksdb::Status Engine::Peek(ColumnFamily cf, const rocksdb::Slice& key, std::st
   if (!ready_.load(std::memory_order_acquire))
     return rocksdb::Status::Incomplete("the database is being reopened");
   if (cf == ColumnFamily::kMetadata) return ReadThroughCache(key, value, /*fill=*/false);
-  return db_->Get(rocksdb::ReadOptions(), handles_[static_cast<int>(cf)], key, value);
+  rocksdb::ReadOptions ro;
+  PrepareRead(cf, &ro);
+  return db_->Get(ro, handles_[static_cast<int>(cf)], key, value);
 }
 
 rocksdb::Status Engine::ReadThroughCache(const rocksdb::Slice& key, std::string* value,
@@ -488,8 +496,10 @@ rocksdb::Status Engine::ReadThroughCache(const rocksdb::Slice& key, std::string*
 
 std::unique_ptr<rocksdb::Iterator> Engine::NewIterator(ColumnFamily cf,
                                                        const rocksdb::ReadOptions& options) const {
+  rocksdb::ReadOptions prepared = options;
+  PrepareRead(cf, &prepared);
   return std::unique_ptr<rocksdb::Iterator>(
-      db_->NewIterator(options, handles_[static_cast<int>(cf)]));
+      db_->NewIterator(prepared, handles_[static_cast<int>(cf)]));
 }
 
 rocksdb::Status Engine::DeleteRange(ColumnFamily cf, const std::string& begin,
