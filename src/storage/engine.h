@@ -104,9 +104,9 @@ class Engine {
   rocksdb::Status Peek(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) const;
   // Sets what every read of `cf` needs besides the caller's options: reads of the versioned
   // families ignore range deletions. RocksDB's iterators step over the keys a range deletion
-  // covers one at a time while both sit in one memtable or file, whatever the bounds: after a
-  // FLUSHALL, a read that ran past the end of a small set walked all the members flushed after
-  // it (docs/benchmarks.md, change 37). Every read path of the engine and of Batch applies it.
+  // covers one at a time while both sit in one memtable, whatever the bounds: after a FLUSHALL,
+  // a read that ran past the end of a small set walked every flushed key sorting after it
+  // (docs/benchmarks.md, change 37). Every read path of the engine and of Batch applies it.
   static void PrepareRead(ColumnFamily cf, rocksdb::ReadOptions* options) {
     options->ignore_range_deletions = IsVersioned(cf);
   }

@@ -101,11 +101,11 @@ TEST_F(SetCodecTest, ProbesIntoALargeSetAreDistinctAndSpread) {
 }
 
 // FLUSHDB drops a database with range deletions, and RocksDB's iterators step over the keys
-// such a deletion covers one by one while both sit in one memtable or file, whatever the
-// iterator's bounds: after a FLUSHALL, a read that ran off the end of a small set walked every
-// member the flushed keys after it had had (docs/benchmarks.md, change 37). The versioned
-// families ignore range deletions (Engine::PrepareRead), so reading the new set compares a few
-// keys, not thousands. (Once flushed to a file, RocksDB seeks past the covered keys itself.)
+// such a deletion covers one by one while both sit in one memtable, whatever the iterator's
+// bounds: after a FLUSHALL, a read that ran off the end of a small set walked every flushed key
+// sorting after it (docs/benchmarks.md, change 37). The versioned families ignore range
+// deletions (Engine::PrepareRead), so reading the new set compares a few keys, not thousands.
+// (Once flushed to a file, RocksDB seeks past the covered keys itself.)
 TEST_F(SetCodecTest, ReadsAfterAFlushDoNotStepOverTheFlushedMembers) {
   Add("s", 0, 5000);
   Add("t", 0, 5000);  // after "s" in `subkey` order: a read running off the end of "s" meets it
@@ -113,6 +113,7 @@ TEST_F(SetCodecTest, ReadsAfterAFlushDoNotStepOverTheFlushedMembers) {
   Add("s", 0, 10);
   Add("t", 0, 10);
   KeyState state = Get(0, "s");
+  const rocksdb::PerfLevel saved = rocksdb::GetPerfLevel();
   rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
   rocksdb::get_perf_context()->Reset();
   Context ctx(ks_.get());
@@ -122,7 +123,7 @@ TEST_F(SetCodecTest, ReadsAfterAFlushDoNotStepOverTheFlushedMembers) {
   Status gone = GetMember(ctx, 0, "s", state.meta.version, Name(30), &member);
   uint64_t compared = rocksdb::get_perf_context()->user_key_comparison_count;
   std::string report = rocksdb::get_perf_context()->ToString(true);
-  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  rocksdb::SetPerfLevel(saved);
   ASSERT_TRUE(members.ok());
   ASSERT_EQ(members->size(), 10u);
   for (int i = 0; i < 10; i++) EXPECT_EQ((*members)[i].name, Name(i)) << i;
