@@ -7,11 +7,15 @@ namespace basalt {
 
 namespace {
 
-// The later of two stretch ends, where nullopt (the end of the space) is the latest.
-std::optional<std::string> Later(const std::optional<std::string>& a,
-                                 const std::optional<std::string>& b) {
-  if (!a || !b) return std::nullopt;
-  return *a < *b ? b : a;
+// Moves `end` out to `other` when that reaches later, where nullopt (the end of the space) is
+// the latest.
+void ExtendEnd(std::optional<std::string>* end, const std::optional<std::string>& other) {
+  if (!*end) return;
+  if (!other) {
+    end->reset();
+  } else if (**end < *other) {
+    *end = *other;
+  }
 }
 
 }  // namespace
@@ -38,23 +42,30 @@ bool EmptyStretches::NextAfter(const std::string& position, std::string* start,
 
 void EmptyStretches::Add(const std::string& from, const std::optional<std::string>& to) {
   if (to && *to <= from) return;
-  std::string start = from;
-  std::optional<std::string> end = to;
+  // A pop's walk usually starts inside the stretch an earlier pop left: that stretch grows in
+  // place, without a node and its key made anew.
   auto it = stretches_.upper_bound(from);
+  auto grown = stretches_.end();
   if (it != stretches_.begin()) {
     auto before = std::prev(it);
     if (!before->second || *before->second >= from) {
-      start = before->first;
-      end = Later(before->second, end);
-      it = stretches_.erase(before);
+      grown = before;
+      ExtendEnd(&grown->second, to);
     }
   }
-  while (it != stretches_.end() && (!end || it->first <= *end)) {
-    end = Later(it->second, end);
-    it = stretches_.erase(it);
+  if (grown == stretches_.end()) {
+    if (stretches_.size() >= kMaxStretches) {
+      stretches_.clear();
+      it = stretches_.end();
+    }
+    grown = stretches_.emplace_hint(it, from, to);
   }
-  if (stretches_.size() >= kMaxStretches) stretches_.clear();
-  stretches_.emplace(std::move(start), std::move(end));
+  // Stretches that start inside the grown one join it.
+  for (auto next = std::next(grown);
+       next != stretches_.end() && (!grown->second || next->first <= *grown->second);) {
+    ExtendEnd(&grown->second, next->second);
+    next = stretches_.erase(next);
+  }
 }
 
 }  // namespace basalt
