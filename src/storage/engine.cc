@@ -366,6 +366,7 @@ rocksdb::Status Engine::Write(rocksdb::WriteBatch* batch) {
   rocksdb::WriteOptions wo;
   wo.sync = durability() == Durability::kSync;
   WarmMemtables(*batch);
+  SkipListMemTableFactory::ForgetKeptSeeks();
   rocksdb::Status s = db_->Write(wo, batch);
   UpdateMetadataCache(batch, s);
   if (s.ok()) NotifyWriters();
@@ -373,6 +374,10 @@ rocksdb::Status Engine::Write(rocksdb::WriteBatch* batch) {
   // the next Resume() attempt finds nothing to do and clears the state at once.
   if (s.IsIOError() || s.IsCorruption()) NoteStorageError(s);
   return s;
+}
+
+void Engine::KeepLastSeekFor(ColumnFamily cf, const rocksdb::Slice& key) const {
+  if (const SkipListMemTableFactory* factory = memtables(cf)) factory->KeepLastSeekFor(key);
 }
 
 void Engine::WarmMemtables(const rocksdb::WriteBatch& batch) {

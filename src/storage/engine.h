@@ -118,6 +118,10 @@ class Engine {
     return memtables_[static_cast<int>(cf)].get();
   }
 
+  // The calling thread is about to write `key` of `cf`, the key its last seek in `cf` found:
+  // the write's warming starts from that seek's path (SkipListMemTableFactory::KeepLastSeekFor).
+  void KeepLastSeekFor(ColumnFamily cf, const rocksdb::Slice& key) const;
+
   // Removes every key in [begin, end) of a column family. Used by FLUSHDB/FLUSHALL.
   rocksdb::Status DeleteRange(ColumnFamily cf, const std::string& begin, const std::string& end);
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "storage/memtable_entry.h"
+#include "storage/skiplist_paths.h"
 
 namespace basalt {
 namespace {
@@ -29,6 +30,8 @@ class NewestMemTable {
  public:
   std::shared_mutex mutex;
   SkipList* rep = nullptr;
+  // rep's id (0: none), for a thread that only files a path away to use under the mutex later.
+  std::atomic<uint64_t> id{0};
 };
 
 namespace {
@@ -44,13 +47,11 @@ using rocksdb::KeyHandle;
 using rocksdb::MemTableRep;
 using rocksdb::Slice;
 
-// One node in two reaches each next level (RocksDB and LevelDB use one in four). A search then
-// visits about two nodes per level over log2(n) levels instead of four over log4(n): fewer nodes
-// in all, and fewer of them on the lower levels, which are not in the CPU cache when the list
-// holds a million entries. A random-key insert into such a list is ~10% faster and a lookup ~15%
-// (docs/benchmarks.md, change 14), for 5 more bytes of links per entry on average. 24 levels
-// keep the search logarithmic up to ~16M entries.
-constexpr int kMaxHeight = 24;
+using skiplist::kMaxHeight;
+using skiplist::SearchPath;
+using skiplist::ThreadSeekPaths;
+using skiplist::ThreadWarmedPaths;
+using skiplist::WarmedPaths;
 
 // A node is addressed by its entry: the bytes RocksDB encodes into it (varint32 internal-key
 // length, internal key, varint32 value length, value). Its links sit just below the entry, level
@@ -105,115 +106,6 @@ struct EntryTarget {
   const char* entry;
 };
 
-// The paths one memtable's warming walks found, so that the inserts that follow on the same
-// thread start each level where a walk left it instead of at the head: a warmed insert then costs
-// a comparison or two per level. A recorded node stays a correct place to start for as long as
-// its memtable lives: nodes are never removed, links are only added, and each recorded node's
-// user key sorts before the key it was recorded for. Keys are copied: their batch may be gone by
-// the time a later insert compares with them.
-class WarmedPaths {
- public:
-  struct Path {
-    const char* const* nodes = nullptr;  // nodes[level], for level < height; nullptr: no path
-    int height = 0;
-    uint64_t id = 0;  // the same for keys warmed in one gap, never reused (0: no path)
-  };
-
-  // Forgets everything, to record paths `height` levels high in memtable `list_id`.
-  void Start(uint64_t list_id, int height) {
-    static std::atomic<uint64_t> next_generation{1};
-    generation_ = next_generation.fetch_add(1, std::memory_order_relaxed);
-    list_id_ = list_id;
-    height_ = height;
-    key_bytes_.clear();
-    key_ends_.clear();
-    path_of_.clear();
-    nodes_.clear();
-    next_ = 0;
-  }
-  uint64_t list_id() const { return list_id_; }
-
-  // A new path, its nodes not yet known.
-  uint32_t NewPath() {
-    nodes_.resize(nodes_.size() + kMaxHeight, nullptr);
-    return static_cast<uint32_t>(nodes_.size() / kMaxHeight - 1);
-  }
-  void SetNode(uint32_t path, int level, const char* node) {
-    nodes_[path * kMaxHeight + level] = node;
-  }
-  // The next key in warming order, whose inserts will start from `path`.
-  void AddKey(const Slice& user_key, uint32_t path) {
-    key_bytes_.append(user_key.data(), user_key.size());
-    key_ends_.push_back(key_bytes_.size());
-    path_of_.push_back(path);
-  }
-
-  // The path of the next key warmed, if `user_key` is that key: inserts come in the order their
-  // keys were warmed, and an insert of a key not warmed matches nothing.
-  Path TakeIfNext(const Slice& user_key) {
-    if (next_ >= path_of_.size()) return {};
-    size_t begin = next_ == 0 ? 0 : key_ends_[next_ - 1];
-    if (Slice(key_bytes_.data() + begin, key_ends_[next_] - begin) != user_key) return {};
-    uint32_t path = path_of_[next_++];
-    return {&nodes_[path * kMaxHeight], height_, generation_ * kMaxPaths + path};
-  }
-
- private:
-  // Paths per warming that Path::id tells apart; a warming records one per key at most.
-  static constexpr uint64_t kMaxPaths = uint64_t{1} << 32;
-  uint64_t list_id_ = 0;  // 0: none; memtable ids are never reused
-  uint64_t generation_ = 0;
-  int height_ = 0;
-  std::string key_bytes_;
-  std::vector<size_t> key_ends_;
-  std::vector<uint32_t> path_of_;
-  std::vector<const char*> nodes_;  // path p's node at level l: nodes_[p * kMaxHeight + l]
-  size_t next_ = 0;                 // the key the next insert should match
-};
-
-// The calling thread's WarmedPaths, one for each of the last few memtables it warmed (one batch
-// warms two column families).
-class ThreadWarmedPaths {
- public:
-  static WarmedPaths& Start(uint64_t list_id, int height) {
-    ThreadWarmedPaths& mine = ForThisThread();
-    WarmedPaths* slot = nullptr;
-    for (WarmedPaths& candidate : mine.slots_) {
-      if (candidate.list_id() == list_id) slot = &candidate;
-    }
-    if (slot == nullptr) {
-      slot = &mine.slots_[mine.next_reused_];
-      mine.next_reused_ = (mine.next_reused_ + 1) % kSlots;
-    }
-    slot->Start(list_id, height);
-    return *slot;
-  }
-
-  static WarmedPaths::Path Take(uint64_t list_id, const Slice& user_key) {
-    ThreadWarmedPaths& mine = ForThisThread();
-    for (WarmedPaths& slot : mine.slots_) {
-      if (slot.list_id() != list_id) continue;
-      WarmedPaths::Path path = slot.TakeIfNext(user_key);
-      if (path.nodes != nullptr) mine.taken_++;
-      return path;
-    }
-    return {};
-  }
-
-  static uint64_t Taken() { return ForThisThread().taken_; }
-
- private:
-  static constexpr size_t kSlots = 4;
-  static ThreadWarmedPaths& ForThisThread() {
-    thread_local ThreadWarmedPaths mine;
-    return mine;
-  }
-
-  WarmedPaths slots_[kSlots];
-  size_t next_reused_ = 0;
-  uint64_t taken_ = 0;
-};
-
 // Iterators RocksDB asks for with an arena are destroyed by a bare destructor call, never freed,
 // and this file cannot allocate from RocksDB's Arena (its header is not public). So their memory
 // is recycled: a destructor hands it to its thread's list, and only that thread reuses it, after
@@ -263,10 +155,14 @@ class SkipList final : public MemTableRep {
     for (Link& link : head_links_) link.store(nullptr, std::memory_order_relaxed);
     std::unique_lock lock(newest_->mutex);
     newest_->rep = this;
+    newest_->id.store(id_, std::memory_order_release);
   }
   ~SkipList() override {
     std::unique_lock lock(newest_->mutex);
-    if (newest_->rep == this) newest_->rep = nullptr;
+    if (newest_->rep == this) {
+      newest_->rep = nullptr;
+      newest_->id.store(0, std::memory_order_release);
+    }
   }
 
   // Walks toward the places of `keys` (user keys), several at once; see the factory's
@@ -371,16 +267,36 @@ class SkipList final : public MemTableRep {
   }
 
   // The first node at or after the target (nullptr if none); *before, if given, gets the last
-  // node before the target (head() if none).
+  // node before the target (head() if none), and *path, if given, the search's whole path.
   template <typename Target>
-  const char* FindGreaterOrEqual(const Target& target, const char** before = nullptr) const {
+  const char* FindGreaterOrEqual(const Target& target, const char** before = nullptr,
+                                 SearchPath* path = nullptr) const {
     const char* prev = head();
     const char* next = nullptr;
-    for (int level = max_height_.load(std::memory_order_relaxed) - 1; level >= 0; level--) {
+    int height = max_height_.load(std::memory_order_relaxed);
+    if (path != nullptr) path->height = height;
+    for (int level = height - 1; level >= 0; level--) {
       FindInLevel(target, level, prev, &prev, &next, next);
+      if (path != nullptr) path->nodes[level] = prev;
     }
     if (before != nullptr) *before = prev;
     return next;
+  }
+
+  // The lowest level, up to `top`, at which the path's node (node_at(level)) is followed by
+  // `key` or a node at or after it. Above that level no node lies between the path and `key`,
+  // so the path's nodes there are `key`'s too, and a search for `key` can start at that level
+  // from the path's node: it then walks only as far down as the distance between them needs.
+  // Every node of the path must sort before `key`.
+  template <typename NodeAt>
+  int LevelLeadingTo(const NodeAt& node_at, int top, const Slice& key) const {
+    int level = 0;
+    while (level < top) {
+      const char* next = NextOf(node_at(level), level);
+      if (next == nullptr || !UserKeyBefore(next, key)) break;
+      level++;
+    }
+    return level;
   }
 
   const char* FindLast() const {
@@ -463,9 +379,12 @@ class SkipList::Iter final : public MemTableRep::Iterator {
     Settle(before);
   }
 
+  // Leaves its path to the thread, for a write of the key it finds (KeepLastSeekFor).
   void Seek(const Slice& internal_key, const char* memtable_key) override {
-    node_ = memtable_key != nullptr ? list_->FindGreaterOrEqual(EntryTarget{memtable_key})
-                                    : list_->FindGreaterOrEqual(internal_key);
+    SearchPath* path = &ThreadSeekPaths::NextSeek(list_->id_);
+    node_ = memtable_key != nullptr
+                ? list_->FindGreaterOrEqual(EntryTarget{memtable_key}, nullptr, path)
+                : list_->FindGreaterOrEqual(internal_key, nullptr, path);
   }
 
   void SeekForPrev(const Slice& internal_key, const char* memtable_key) override {
@@ -565,7 +484,9 @@ bool SkipList::InsertKey(KeyHandle handle) {
 size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
   if (!bytewise_) return 0;
   // Each lane is one search, advanced a node at a time in turn with the others: the node a lane
-  // compares next was prefetched when the lane last ran, kLanes - 1 steps earlier.
+  // compares next was prefetched when the lane last ran, `searching` - 1 steps earlier. The
+  // lanes searching are lanes[0, searching): a batch of a few keys steps only through those
+  // (stepping over idle lanes cost more than the searches of a short batch).
   constexpr size_t kLanes = SkipListMemTableFactory::kWarmingLanes;
   struct Lane {
     const Slice* key = nullptr;
@@ -574,7 +495,7 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
     uint32_t path = 0;
   };
   Lane lanes[kLanes];
-  int active = 0;
+  size_t searching = 0;
   size_t next_key = 0;
   size_t searches = 0;
   // The level-0 neighbours of the last finished search: a key between them needs no search of
@@ -586,20 +507,34 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
   WarmedPaths& paths = ThreadWarmedPaths::Start(id_, top + 1);
   int direction = keys.size() >= kMinSortedRun ? SortedDirection(keys) : 0;
   if (direction != 0) return WarmSortedRun(keys, direction > 0, top, paths);
-  auto in_gap = [&](const Slice& key) { return InGap(gap_prev, gap_next, key); };
-  while (active > 0 || next_key < keys.size()) {
-    for (Lane& lane : lanes) {
-      if (lane.key == nullptr) {
-        while (next_key < keys.size() && in_gap(keys[next_key])) {
-          paths.AddKey(keys[next_key++], gap_path);
-        }
-        if (next_key == keys.size()) continue;
-        lane = Lane{&keys[next_key], head(), top, paths.NewPath()};
-        paths.AddKey(keys[next_key++], lane.path);
-        active++;
-        searches++;
-        continue;
+  // Gives `lane` the next key that needs a search of its own; false when none is left.
+  auto start_search = [&](Lane& lane) {
+    while (next_key < keys.size() && InGap(gap_prev, gap_next, keys[next_key])) {
+      paths.AddKey(keys[next_key++], gap_path);
+    }
+    if (next_key == keys.size()) return false;
+    const Slice& key = keys[next_key++];
+    lane = Lane{&key, head(), top, paths.NewPath()};
+    paths.AddKey(key, lane.path);
+    searches++;
+    // A seek that found this key (a pop's) already walked most of the way.
+    const SearchPath* kept = ThreadSeekPaths::Take(id_, key);
+    if (kept != nullptr && (kept->nodes[0] == head() || UserKeyBefore(kept->nodes[0], key))) {
+      auto node_at = [&](int level) { return level < kept->height ? kept->nodes[level] : head(); };
+      lane.level = LevelLeadingTo(node_at, top, key);
+      lane.prev = node_at(lane.level);
+      for (int level = lane.level + 1; level <= top; level++) {
+        paths.SetNode(lane.path, level, node_at(level));
       }
+    }
+    return true;
+  };
+  while (searching < kLanes && start_search(lanes[searching])) searching++;
+  uint64_t steps = 0;
+  while (searching > 0) {
+    for (size_t i = 0; i < searching;) {
+      Lane& lane = lanes[i];
+      steps++;
       const char* node = NextOf(lane.prev, lane.level);
       if (node != nullptr && UserKeyBefore(node, *lane.key)) {
         lane.prev = node;
@@ -610,16 +545,23 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
         gap_prev = lane.prev;
         gap_next = node;
         gap_path = lane.path;
-        lane.key = nullptr;
-        active--;
+        // The lane's next search starts in the next round; with no key left, the last lane
+        // takes this one's place and steps now, as it would have later in this round.
+        if (start_search(lane)) {
+          i++;
+        } else {
+          lane = lanes[--searching];
+        }
         continue;
       }
       if (const char* ahead = NextOf(lane.prev, lane.level)) {
         __builtin_prefetch(ahead);
         __builtin_prefetch(LinkOf(ahead, lane.level));
       }
+      i++;
     }
   }
+  ThreadWarmedPaths::CountSteps(steps);
   return searches;
 }
 
@@ -660,11 +602,7 @@ size_t SkipList::WarmSortedRun(const std::vector<Slice>& keys, bool ascending, i
       // path's nodes are this key's too: no node of those levels lies between the two keys.
       int from = 0;
       if (ascending) {
-        while (from < top) {
-          const char* next = NextOf(last[from], from);
-          if (next == nullptr || !UserKeyBefore(next, key)) break;
-          from++;
-        }
+        from = LevelLeadingTo([&](int level) { return last[level]; }, top, key);
       } else {
         while (from <= top && last[from] != head() && !UserKeyBefore(last[from], key)) from++;
       }
@@ -745,6 +683,10 @@ uint64_t SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread() {
   return ThreadWarmedPaths::Taken();
 }
 
+uint64_t SkipListMemTableFactory::WarmingStepsOnThisThread() {
+  return ThreadWarmedPaths::Steps();
+}
+
 SkipListMemTableFactory::NewestReader::NewestReader(const SkipListMemTableFactory& factory)
     : newest_(factory.newest_) {
   newest_->mutex.lock_shared();
@@ -775,6 +717,18 @@ bool SkipListMemTableFactory::NewestReader::is_value() const {
 rocksdb::Slice SkipListMemTableFactory::NewestReader::value() const {
   Slice internal_key = InternalKeyOf(node_);
   return LengthPrefixedAt(internal_key.data() + internal_key.size());
+}
+
+void SkipListMemTableFactory::KeepLastSeekFor(const rocksdb::Slice& user_key) const {
+  // Not checked against the path here: without the mutex the memtable may be gone. The warming
+  // that takes the path checks it, in the memtable it holds.
+  uint64_t id = newest_->id.load(std::memory_order_acquire);
+  const SearchPath* seek = id == 0 ? nullptr : ThreadSeekPaths::LastSeek(id);
+  if (seek != nullptr) ThreadSeekPaths::Keep(user_key, *seek);
+}
+
+void SkipListMemTableFactory::ForgetKeptSeeks() {
+  ThreadSeekPaths::ForgetKept();
 }
 
 size_t SkipListMemTableFactory::WarmInsertPaths(

@@ -56,6 +56,17 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   // rather than at the head (docs/benchmarks.md, change 18). How many of this thread's inserts
   // did so, since it started.
   static uint64_t InsertsFromWarmedPathsOnThisThread();
+  // How many nodes this thread's warming of unsorted keys has stepped to, since it started.
+  static uint64_t WarmingStepsOnThisThread();
+  // The calling thread's last seek into the newest memtable found the place of `user_key`, a
+  // key the thread is about to write (a random pop seeks a point and deletes the member after
+  // it): the thread's next WarmInsertPaths starts that key's search from the seek's path instead
+  // of the head, and climbs only as high as the distance between them needs (docs/benchmarks.md,
+  // change 38). Keys should be kept in the order they will be written. A kept path that no
+  // longer fits (another memtable, a key before the seek's target) is not used.
+  void KeepLastSeekFor(const rocksdb::Slice& user_key) const;
+  // Forgets the paths this thread kept; a write does, once it has warmed its inserts.
+  static void ForgetKeptSeeks();
 
   // Reads the newest memtable this factory made: for each user key in it, in order, the key's
   // newest entry there. The memtable is not destroyed while the reader exists (hold it briefly:

@@ -60,6 +60,8 @@ class MemberIterator {
   void Prev() { it_->Prev(); }
   // db | len | key | version: what every entry's key starts with.
   const std::string& prefix() const { return prefix_; }
+  // The current entry's whole key.
+  rocksdb::Slice key() const { return it_->key(); }
   // The member part of the current entry's key (everything after the prefix).
   std::string_view member() const;
   std::string_view value() const { return {it_->value().data(), it_->value().size()}; }
