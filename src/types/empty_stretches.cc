@@ -20,10 +20,18 @@ void ExtendEnd(std::optional<std::string>* end, const std::optional<std::string>
 
 }  // namespace
 
+EmptyStretches::Map::const_iterator EmptyStretches::UpperBound(const std::string& key) const {
+  auto it = last_upper_bound_;
+  bool holds = (it == stretches_.end() || key < it->first) &&
+               (it == stretches_.begin() || std::prev(it)->first <= key);
+  if (!holds) last_upper_bound_ = it = stretches_.upper_bound(key);
+  return it;
+}
+
 std::optional<std::string> EmptyStretches::WalkFrom(const std::string& point,
                                                     std::string* from) const {
   *from = point;
-  auto it = stretches_.upper_bound(point);
+  auto it = UpperBound(point);
   if (it == stretches_.begin()) return point;
   --it;
   if (it->second && *it->second <= point) return point;
@@ -33,7 +41,7 @@ std::optional<std::string> EmptyStretches::WalkFrom(const std::string& point,
 
 bool EmptyStretches::NextAfter(const std::string& position, std::string* start,
                                std::optional<std::string>* end) const {
-  auto it = stretches_.upper_bound(position);
+  auto it = UpperBound(position);
   if (it == stretches_.end()) return false;
   *start = it->first;
   *end = it->second;
@@ -44,7 +52,9 @@ void EmptyStretches::Add(const std::string& from, const std::optional<std::strin
   if (to && *to <= from) return;
   // A pop's walk usually starts inside the stretch an earlier pop left: that stretch grows in
   // place, without a node and its key made anew.
-  auto it = stretches_.upper_bound(from);
+  // erase(c, c) erases nothing and turns the const_iterator into a mutable one.
+  auto after = UpperBound(from);
+  auto it = stretches_.erase(after, after);
   auto grown = stretches_.end();
   if (it != stretches_.begin()) {
     auto before = std::prev(it);
@@ -66,6 +76,7 @@ void EmptyStretches::Add(const std::string& from, const std::optional<std::strin
     ExtendEnd(&grown->second, next->second);
     next = stretches_.erase(next);
   }
+  last_upper_bound_ = std::next(grown);
 }
 
 }  // namespace basalt

@@ -17,11 +17,30 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace basalt {
 
 class EmptyStretches {
  public:
+  EmptyStretches() = default;
+  // A copy or a move starts without a last lookup: the source's points into the source.
+  EmptyStretches(const EmptyStretches& other) : stretches_(other.stretches_) {}
+  EmptyStretches(EmptyStretches&& other) noexcept : stretches_(std::move(other.stretches_)) {
+    other.Clear();
+  }
+  EmptyStretches& operator=(const EmptyStretches& other) {
+    stretches_ = other.stretches_;
+    last_upper_bound_ = stretches_.end();
+    return *this;
+  }
+  EmptyStretches& operator=(EmptyStretches&& other) noexcept {
+    stretches_ = std::move(other.stretches_);
+    last_upper_bound_ = stretches_.end();
+    other.Clear();
+    return *this;
+  }
+
   // Where a walk for `point` starts: *from gets the start of the stretch holding `point` (the
   // point itself when none does). Returns that stretch's end, or `point` when no stretch holds
   // it, or nullopt when the stretch reaches the end of the member space.
@@ -32,15 +51,27 @@ class EmptyStretches {
   // Records that [from, to) holds no live member; a nullopt `to`: nothing from `from` on.
   // Stretches that overlap or touch merge.
   void Add(const std::string& from, const std::optional<std::string>& to);
-  void Clear() { stretches_.clear(); }
+  void Clear() {
+    stretches_.clear();
+    last_upper_bound_ = stretches_.end();
+  }
   size_t size() const { return stretches_.size(); }
 
   // Beyond this many stretches (a few hundred KiB), they are forgotten and learned again.
   static constexpr size_t kMaxStretches = 16384;
 
  private:
+  using Map = std::map<std::string, std::optional<std::string>, std::less<>>;
+  // stretches_.upper_bound(key), checked against the last one first: a pop looks up the same
+  // place three times (the stretch holding its point, the stretch after that one, the stretch
+  // its walk adds to), and while the map is unchanged the last answer needs two comparisons to
+  // confirm instead of a descent of the tree.
+  Map::const_iterator UpperBound(const std::string& key) const;
+
   // Start -> end (nullopt: the end of the member space); disjoint and not touching.
-  std::map<std::string, std::optional<std::string>, std::less<>> stretches_;
+  Map stretches_;
+  // The last UpperBound's answer; end() after a Clear, and never an erased node.
+  mutable Map::const_iterator last_upper_bound_ = stretches_.end();
 };
 
 }  // namespace basalt
