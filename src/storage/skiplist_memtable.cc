@@ -245,10 +245,11 @@ class SkipList final : public MemTableRep {
   // Walks `level` from `before` (head or a node before the target) to the last node before the
   // target; *prev gets that node and *next its successor (the first at or after the target).
   // `bound`, when known, is a node at or after the target (the level above's answer): reaching
-  // it ends the walk without comparing it again.
+  // it ends the walk without comparing it again. Returns how many nodes it stepped past.
   template <typename Target>
-  void FindInLevel(const Target& target, int level, const char* before, const char** prev,
-                   const char** next, const char* bound = nullptr) const {
+  size_t FindInLevel(const Target& target, int level, const char* before, const char** prev,
+                     const char** next, const char* bound = nullptr) const {
+    size_t steps = 0;
     while (true) {
       const char* node = NextOf(before, level);
       if (node == nullptr) {
@@ -262,8 +263,10 @@ class SkipList final : public MemTableRep {
         break;
       }
       before = node;
+      steps++;
     }
     *prev = before;
+    return steps;
   }
 
   // The first node at or after the target (nullptr if none); *before, if given, gets the last
@@ -361,6 +364,9 @@ class SkipList final : public MemTableRep {
   // The warmed path the last insert started from (0: none): a later insert from the same path
   // lies in the same gap as it.
   uint64_t last_warmed_path_ = 0;
+  // The inserts since the last one from another warmed path: at each level, the last of them
+  // that links into it (nullptr: none yet).
+  const char* run_nodes_[kMaxHeight] = {};
 };
 
 class SkipList::Iter final : public MemTableRep::Iterator {
@@ -436,18 +442,29 @@ bool SkipList::InsertKey(KeyHandle handle) {
   if (warmed.nodes != nullptr && height <= warmed.height) {
     // The warmed path starts every level the new node links into (most nodes link into level
     // 0 alone): search only those. The splice above them stays unknown. Keys warmed in one gap
-    // share a path, and an ascending run of them (RPUSH, ZADD with rising scores) would walk
-    // over all the nodes it inserted before: the last one, where it is lower, starts instead.
+    // share a path, and an ascending run of them (RPUSH, ZADD with rising scores, a set moved
+    // to a new incarnation) would walk over all the nodes it inserted before: the last one,
+    // where it is lower, starts instead, and on the levels above it the run's last node there,
+    // where that is lower. Without the latter, a node taller than the one before it walked its
+    // top level over the whole run so far: a run of n inserts cost O(n^2) steps.
     level = height;
     splice_height_ = 0;
+    if (warmed.id != last_warmed_path_) std::fill(run_nodes_, run_nodes_ + kMaxHeight, nullptr);
     const bool after_last = warmed.id == last_warmed_path_ && last_insert_ != nullptr &&
                             Compare(last_insert_, target) < 0;
     const char* bound = nullptr;
+    size_t steps = 0;
     for (int i = level - 1; i >= 0; i--) {
-      const char* start = after_last && i < last_insert_height_ ? last_insert_ : warmed.nodes[i];
-      FindInLevel(target, i, start, &splice_prev_[i], &splice_next_[i], bound);
+      const char* start = warmed.nodes[i];
+      if (after_last && i < last_insert_height_) {
+        start = last_insert_;
+      } else if (after_last && run_nodes_[i] != nullptr && Compare(run_nodes_[i], target) < 0) {
+        start = run_nodes_[i];
+      }
+      steps += FindInLevel(target, i, start, &splice_prev_[i], &splice_next_[i], bound);
       bound = splice_next_[i];
     }
+    ThreadWarmedPaths::CountInsertSteps(steps);
   } else {
     level = warmed.nodes != nullptr ? max_height : BracketingLevel(entry, max_height);
     if (level == max_height) {
@@ -474,7 +491,10 @@ bool SkipList::InsertKey(KeyHandle handle) {
   // Keep the gap on the side the inserts are moving to: after the new node when keys ascend,
   // before it when they descend (LPUSH writes ever smaller indexes).
   bool descending = last_insert_ != nullptr && Compare(last_insert_, target) > 0;
-  for (int i = 0; i < height; i++) (descending ? splice_next_ : splice_prev_)[i] = entry;
+  for (int i = 0; i < height; i++) {
+    (descending ? splice_next_ : splice_prev_)[i] = entry;
+    run_nodes_[i] = entry;
+  }
   last_insert_ = entry;
   last_insert_height_ = height;
   last_warmed_path_ = warmed.id;
@@ -685,6 +705,10 @@ uint64_t SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread() {
 
 uint64_t SkipListMemTableFactory::WarmingStepsOnThisThread() {
   return ThreadWarmedPaths::Steps();
+}
+
+uint64_t SkipListMemTableFactory::WarmedInsertStepsOnThisThread() {
+  return ThreadWarmedPaths::InsertSteps();
 }
 
 SkipListMemTableFactory::NewestReader::NewestReader(const SkipListMemTableFactory& factory)

@@ -58,6 +58,8 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   static uint64_t InsertsFromWarmedPathsOnThisThread();
   // How many nodes this thread's warming of unsorted keys has stepped to, since it started.
   static uint64_t WarmingStepsOnThisThread();
+  // How many nodes this thread's inserts from warmed paths have stepped past, since it started.
+  static uint64_t WarmedInsertStepsOnThisThread();
   // The calling thread's last seek into the newest memtable found the place of `user_key`, a
   // key the thread is about to write (a random pop seeks a point and deletes the member after
   // it): the thread's next WarmInsertPaths starts that key's search from the seek's path instead

@@ -538,6 +538,34 @@ TEST_P(SkipListMemTableTest, RunsInOneGapInsertInOrder) {
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
 }
 
+// A long ascending run in one gap (a set of thousands moved to a new incarnation, a long RPUSH)
+// inserts in steps that do not grow with the run: each insert starts every level from the run's
+// last node there. Starting the levels above the last insert's height from the gap instead made
+// a node taller than the one before it walk over the whole run so far.
+TEST_P(SkipListMemTableTest, LongRunsInOneGapInsertInStepsThatDoNotGrow) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  for (int i = 0; i < 1000; i++) {
+    ASSERT_NO_FATAL_FAILURE(Put(Numbered("l", i), "v"));
+    ASSERT_NO_FATAL_FAILURE(Put(Numbered("n", i), "v"));
+  }
+  std::vector<std::string> keys;
+  for (int i = 0; i < 20000; i++) keys.push_back(Numbered("m", i));
+  rocksdb::WriteBatch batch;
+  for (const std::string& key : keys) batch.Put(key, "r");
+  uint64_t steps = SkipListMemTableFactory::WarmedInsertStepsOnThisThread();
+  uint64_t inserts = SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread();
+  Warm(*factory_, keys);
+  ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
+  steps = SkipListMemTableFactory::WarmedInsertStepsOnThisThread() - steps;
+  inserts = SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread() - inserts;
+  for (const std::string& key : keys) model_[key] = "r";
+  // Each insert starts right before its place (measured: no step at all for the 20k inserts;
+  // 38.1M steps before the fix). Off the bytewise path nothing is warmed.
+  EXPECT_EQ(inserts, GetParam() ? keys.size() : 0u);
+  EXPECT_LT(steps, keys.size());
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+}
+
 // Only RocksDB's comparator knows a non-bytewise order; the engine passes bytewise=false for it.
 TEST(SkipListMemTableComparator, ReverseOrderThroughRocksDBComparator) {
   char tmpl[] = "/tmp/basalt-skiplist-XXXXXX";
