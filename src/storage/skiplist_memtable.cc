@@ -662,12 +662,23 @@ bool SkipList::InsertKeyConcurrently(KeyHandle handle) {
   const char* next[kMaxHeight];
   const char* before = head();
   const char* bound = nullptr;
+  size_t steps = 0;
   for (int i = max_height - 1; i >= 0; i--) {
-    if (i < warmed.height) before = warmed.nodes[i];
-    FindInLevel(target, i, before, &prev[i], &next[i], bound);
+    if (i < warmed.height) {
+      // Keys warmed in one gap share a path: where the levels above got past their warmed
+      // nodes (over a run's earlier inserts), go on from there when that is further, or each
+      // insert of a run walks every level over the whole run so far.
+      const char* above = before;
+      bool past = above != head() && (i + 1 >= warmed.height || above != warmed.nodes[i + 1]);
+      before = warmed.nodes[i];
+      if (past && (before == head() || Compare(before, EntryTarget{above}) < 0)) before = above;
+    }
+    size_t walked = FindInLevel(target, i, before, &prev[i], &next[i], bound);
+    if (warmed.nodes != nullptr) steps += walked;
     before = prev[i];
     bound = next[i];
   }
+  ThreadWarmedPaths::CountInsertSteps(steps);
   // Bottom up, so that a reader that meets the node at some level finds it on every level below.
   for (int i = 0; i < height; i++) {
     while (true) {
