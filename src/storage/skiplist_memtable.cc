@@ -364,9 +364,10 @@ class SkipList final : public MemTableRep {
   // The warmed path the last insert started from (0: none): a later insert from the same path
   // lies in the same gap as it.
   uint64_t last_warmed_path_ = 0;
-  // The inserts since the last one from another warmed path: at each level, the last of them
-  // that links into it (nullptr: none yet).
-  const char* run_nodes_[kMaxHeight] = {};
+  // The inserts since the last one from another warmed path: at each level below run_height_
+  // (the tallest of them), the last of them that links into it.
+  const char* run_nodes_[kMaxHeight];
+  int run_height_ = 0;
 };
 
 class SkipList::Iter final : public MemTableRep::Iterator {
@@ -449,7 +450,7 @@ bool SkipList::InsertKey(KeyHandle handle) {
     // top level over the whole run so far: a run of n inserts cost O(n^2) steps.
     level = height;
     splice_height_ = 0;
-    if (warmed.id != last_warmed_path_) std::fill(run_nodes_, run_nodes_ + kMaxHeight, nullptr);
+    if (warmed.id != last_warmed_path_) run_height_ = 0;
     const bool after_last = warmed.id == last_warmed_path_ && last_insert_ != nullptr &&
                             Compare(last_insert_, target) < 0;
     const char* bound = nullptr;
@@ -458,7 +459,7 @@ bool SkipList::InsertKey(KeyHandle handle) {
       const char* start = warmed.nodes[i];
       if (after_last && i < last_insert_height_) {
         start = last_insert_;
-      } else if (after_last && run_nodes_[i] != nullptr && Compare(run_nodes_[i], target) < 0) {
+      } else if (after_last && i < run_height_ && Compare(run_nodes_[i], target) < 0) {
         start = run_nodes_[i];
       }
       steps += FindInLevel(target, i, start, &splice_prev_[i], &splice_next_[i], bound);
@@ -495,6 +496,7 @@ bool SkipList::InsertKey(KeyHandle handle) {
     (descending ? splice_next_ : splice_prev_)[i] = entry;
     run_nodes_[i] = entry;
   }
+  run_height_ = std::max(run_height_, height);
   last_insert_ = entry;
   last_insert_height_ = height;
   last_warmed_path_ = warmed.id;
