@@ -155,8 +155,7 @@ std::string ExecutablePath(const char* argv0) {
 // (published messages, script loads, a full sync's new data) reaches pub/sub and scripting.
 void ConnectEventHandlers(basalt::ServerState& state, basalt::ReplicationManager& replication,
                           basalt::Scripting& scripting) {
-  state.keyspace->SetTouchListener(
-      [&state](uint8_t db, std::string_view key) { state.blocking.OnKeyTouched(db, key); });
+  state.keyspace->SetTouchListener(&state.blocking);
   replication.SetAckListener([&state] { state.blocking.OnReplicaAck(); });
   // Published messages arrive with the master's batches; the replica's subscribers get them.
   replication.SetEventHandler(

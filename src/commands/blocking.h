@@ -18,17 +18,19 @@
 #include <vector>
 
 #include "commands/session.h"
+#include "types/keyspace.h"
 
 namespace basalt {
 
-class BlockingRegistry {
+class BlockingRegistry : public Keyspace::TouchListener {
  public:
   // Parks `session` on `keys` (physical db, key). The session's wake_hook is called when one
   // of them is written.
   void Block(Session& session, const std::vector<std::pair<uint8_t, std::string>>& keys);
   void Unblock(Session& session);
-  // Called after every commit for each key it changed.
-  void OnKeyTouched(uint8_t db, std::string_view key);
+  // Called after every commit for each key it changed, while any client is parked.
+  bool Listening() const override { return blocked_.load(std::memory_order_relaxed) != 0; }
+  void OnKeyTouched(uint8_t db, std::string_view key) override;
   // WAIT parks on replica acknowledgements instead of keys; every acknowledgement that
   // advances a replica wakes all such clients, which count again.
   void BlockOnReplicaAcks(Session& session);

@@ -168,7 +168,7 @@ void Keyspace::ApplyCounterWrites(const std::vector<CounterWrite>& writes) {
 
 void Keyspace::NotifyKeyChanged(uint8_t physical_db, std::string_view key) {
   watches_.Touch(physical_db, key);
-  if (touch_listener_) touch_listener_(physical_db, key);
+  if (touch_listener_ != nullptr) touch_listener_->OnKeyTouched(physical_db, key);
 }
 
 void Keyspace::NotifyDatabaseChanged(uint8_t physical_db) {
@@ -298,11 +298,14 @@ Status Context::Commit() {
   keyspace_->ApplyCounts(key_deltas_, expire_deltas_);
   key_deltas_.fill(0);
   expire_deltas_.fill(0);
-  std::sort(touched_.begin(), touched_.end());
-  touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-  for (const auto& [pdb, key] : touched_) {
-    keyspace_->watches_.Touch(pdb, key);
-    if (keyspace_->touch_listener_) keyspace_->touch_listener_(pdb, key);
+  Keyspace::TouchListener* listener = keyspace_->touch_listener_;
+  if (keyspace_->watches_.any() || (listener != nullptr && listener->Listening())) {
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    for (const auto& [pdb, key] : touched_) {
+      keyspace_->watches_.Touch(pdb, key);
+      if (listener != nullptr) listener->OnKeyTouched(pdb, key);
+    }
   }
   touched_.clear();
   std::vector<std::function<void()>> after;

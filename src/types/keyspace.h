@@ -56,10 +56,18 @@ class Keyspace {
   // Held shared by every command and exclusively by EXEC, FLUSHDB/FLUSHALL and SWAPDB.
   WriterPreferringMutex& exclusive() { return exclusive_; }
 
-  // Called after each commit for every key it changed (blocked clients wait on these). Set once
-  // at start-up, before any command runs.
-  using TouchListener = std::function<void(uint8_t physical_db, std::string_view key)>;
-  void SetTouchListener(TouchListener listener) { touch_listener_ = std::move(listener); }
+  // Told after each commit of every key it changed (blocked clients wait on these). Set once
+  // at start-up, before any command runs; nullptr: nobody.
+  class TouchListener {
+   public:
+    virtual ~TouchListener() = default;
+    // Whether a touch would do anything now. A commit asks after it is done, when the listener
+    // would otherwise check for itself, and skips ordering its keys when nobody listens or
+    // watches (most commits).
+    virtual bool Listening() const = 0;
+    virtual void OnKeyTouched(uint8_t physical_db, std::string_view key) = 0;
+  };
+  void SetTouchListener(TouchListener* listener) { touch_listener_ = listener; }
 
   // Whole-database operations; the caller holds exclusive().
   Status FlushDatabase(int db);
@@ -103,7 +111,7 @@ class Keyspace {
   std::array<std::atomic<uint64_t>, kMaxDatabases> epochs_{};
   LockTable locks_;
   WatchRegistry watches_;
-  TouchListener touch_listener_;
+  TouchListener* touch_listener_ = nullptr;
   WriterPreferringMutex exclusive_;
 };
 

@@ -26,6 +26,8 @@ class WatchRegistry {
   void Touch(uint8_t db, std::string_view key);
   void TouchDatabase(uint8_t db);
   void TouchAll();
+  // Whether any key is watched: Touch does nothing while none is.
+  bool any() const { return watched_.load(std::memory_order_relaxed) != 0; }
 
  private:
   static std::string Slot(uint8_t db, std::string_view key);

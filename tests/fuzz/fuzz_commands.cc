@@ -87,8 +87,7 @@ class FuzzServer {
     scripting_ = std::make_unique<Scripting>(&state_);
     Must(scripting_->LoadPersisted());
     state_.scripting = scripting_.get();
-    keyspace_->SetTouchListener(
-        [this](uint8_t db, std::string_view key) { state_.blocking.OnKeyTouched(db, key); });
+    keyspace_->SetTouchListener(&state_.blocking);
   }
 
   ~FuzzServer() {

@@ -241,22 +241,56 @@ TEST_F(KeyspaceTest, WriteToWatchedKeyMarksWatcherDirty) {
   EXPECT_FALSE(watcher->dirty);
 }
 
-TEST_F(KeyspaceTest, TouchListenerSeesEveryCommittedKey) {
+// Records the keys it is told of, while `listening`.
+class RecordingTouchListener : public Keyspace::TouchListener {
+ public:
+  bool Listening() const override { return listening; }
+  void OnKeyTouched(uint8_t pdb, std::string_view key) override {
+    touched.emplace_back(pdb, std::string(key));
+  }
+  bool listening = true;
   std::vector<std::pair<int, std::string>> touched;
-  ks_->SetTouchListener(
-      [&](uint8_t pdb, std::string_view key) { touched.emplace_back(pdb, std::string(key)); });
+};
+
+TEST_F(KeyspaceTest, TouchListenerSeesEveryCommittedKey) {
+  RecordingTouchListener listener;
+  ks_->SetTouchListener(&listener);
   Context ctx(ks_.get());
   Metadata m;
   m.type = RedisType::kString;
-  for (const char* key : {"a", "b"}) {
+  for (const char* key : {"b", "a", "b"}) {
     auto old = ctx.Lookup(1, key);
     ASSERT_TRUE(old.ok());
     ctx.Write(1, key, m, *old);
   }
-  EXPECT_TRUE(touched.empty());  // nothing before the commit
+  EXPECT_TRUE(listener.touched.empty());  // nothing before the commit
   ASSERT_TRUE(ctx.Commit().ok());
   const int pdb = ks_->Physical(1);
-  EXPECT_EQ(touched, (std::vector<std::pair<int, std::string>>{{pdb, "a"}, {pdb, "b"}}));
+  // Once each, in key order.
+  EXPECT_EQ(listener.touched, (std::vector<std::pair<int, std::string>>{{pdb, "a"}, {pdb, "b"}}));
+  ks_->SetTouchListener(nullptr);
+}
+
+TEST_F(KeyspaceTest, CommitsTellTheTouchListenerOnlyWhileItListensOrKeysAreWatched) {
+  RecordingTouchListener listener;
+  listener.listening = false;
+  ks_->SetTouchListener(&listener);
+  const int pdb = ks_->Physical(0);
+  Set(0, "quiet", "v");
+  EXPECT_TRUE(listener.touched.empty());
+  // A watched key anywhere: the commit touches its keys, and tells the listener too.
+  auto watcher = std::make_shared<WatchState>();
+  ks_->watches().Watch(pdb, "elsewhere", watcher);
+  Set(0, "seen", "v");
+  ks_->watches().Unwatch(pdb, "elsewhere", watcher.get());
+  EXPECT_FALSE(watcher->dirty);
+  EXPECT_EQ(listener.touched, (std::vector<std::pair<int, std::string>>{{pdb, "seen"}}));
+  listener.touched.clear();
+  Set(0, "quiet", "again");
+  EXPECT_TRUE(listener.touched.empty());
+  listener.listening = true;
+  Set(0, "heard", "v");
+  EXPECT_EQ(listener.touched, (std::vector<std::pair<int, std::string>>{{pdb, "heard"}}));
   ks_->SetTouchListener(nullptr);
 }
 
