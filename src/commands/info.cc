@@ -339,6 +339,7 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
   w.Field("metadata_cache_hit_rate", ratio);
   w.Field("metadata_cache_entries", meta.entries);
   w.Field("metadata_cache_usage", meta.bytes);
+  w.Field("metadata_cache_complete_shards", meta.complete_shards);
   w.Field("flush_write_bytes", ticker(rocksdb::FLUSH_WRITE_BYTES));
   w.Field("compact_read_bytes", ticker(rocksdb::COMPACT_READ_BYTES));
   w.Field("compact_write_bytes", ticker(rocksdb::COMPACT_WRITE_BYTES));

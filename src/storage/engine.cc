@@ -168,6 +168,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(Config* config, const ColumnFamil
     return raw->ApplyLiveOption(name, value);
   });
   engine->metadata_cache_.SetCapacity(config->GetInt("metadata-cache-size"));
+  engine->CompleteMetadataCacheIfEmpty();  // OpenDb's call found the cache not yet enabled
   config->AddApplyHook("metadata-cache-size", [raw](const std::string&, const std::string& value) {
     raw->metadata_cache_.SetCapacity(std::stoull(value));
     return Status::OK();
@@ -203,6 +204,7 @@ Status Engine::OpenDb() {
     warmed_families_[id] = memtables_[i];
   }
   metadata_cache_.Reset();  // sequence numbers of a replaced database start elsewhere
+  CompleteMetadataCacheIfEmpty();
   blob_gc_.Reset(config_->GetBool("rocksdb.enable-blob-gc"),
                  config_->GetDouble("rocksdb.blob-gc-garbage-ratio"));
   ready_.store(true, std::memory_order_release);
@@ -416,6 +418,14 @@ void Engine::UpdateMetadataCache(rocksdb::WriteBatch* batch, const rocksdb::Stat
                                first + batch->Count() - 1);
   rocksdb::Status s = batch->Iterate(&updater);
   if (!s.ok()) metadata_cache_.Clear(LatestSequence() + 1);
+}
+
+void Engine::CompleteMetadataCacheIfEmpty() {
+  if (!metadata_cache_.enabled()) return;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(
+      rocksdb::ReadOptions(), handles_[static_cast<int>(ColumnFamily::kMetadata)]));
+  it->SeekToFirst();
+  if (!it->Valid() && it->status().ok()) metadata_cache_.MarkComplete();
 }
 
 StorageHealth Engine::health() const {

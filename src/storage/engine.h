@@ -131,6 +131,11 @@ class Engine {
   std::shared_ptr<rocksdb::Cache> block_cache() const { return block_cache_; }
   std::shared_ptr<rocksdb::Cache> row_cache() const { return row_cache_; }
   MetadataCache::Stats metadata_cache_stats() const { return metadata_cache_.stats(); }
+  // When `metadata` holds no key, tells the metadata cache that it knows them all (none), so that
+  // a lookup of a key it has no entry for needs no read (MetadataCache::MarkComplete): the first
+  // write of each new key then skips RocksDB's search of the memtables and every level. Call
+  // only while no write runs: at open, or under the keyspace's exclusive lock after FLUSHALL.
+  void CompleteMetadataCacheIfEmpty();
 
   // Cheap check for the command path: true while writes would fail.
   bool writes_stopped() const { return writes_stopped_.load(std::memory_order_relaxed); }

@@ -62,6 +62,8 @@ struct MetadataCache::Shard {
   size_t hand = 0;  // CLOCK hand: a slot index
   size_t bytes = 0;
   uint64_t floor = 0;
+  // Every key of this shard that the database holds has an entry (MetadataCache::MarkComplete).
+  bool complete = false;
   int64_t hits = 0;
   int64_t misses = 0;
 
@@ -106,6 +108,8 @@ struct MetadataCache::Shard {
   void Erase(size_t i) {
     Node* node = slots[i].node;
     floor = std::max(floor, node->sequence);
+    // Forgetting an absent key loses nothing: a miss still means it is absent.
+    if (node->present) complete = false;
     bytes -= node->Charge();
     count--;
     Node::Free(node);
@@ -141,6 +145,7 @@ struct MetadataCache::Shard {
     count = 0;
     bytes = 0;
     hand = 0;
+    complete = false;
   }
 };
 
@@ -174,6 +179,10 @@ MetadataCache::Lookup MetadataCache::Get(std::string_view key, std::string* valu
   std::lock_guard<std::mutex> lock(shard.mu);
   size_t i = shard.Find(hash, key);
   if (i == shard.slots.size()) {
+    if (shard.complete) {
+      shard.hits++;
+      return Lookup::kAbsent;
+    }
     shard.misses++;
     return Lookup::kMiss;
   }
@@ -209,7 +218,7 @@ void MetadataCache::Apply(uint64_t sequence, std::string_view key, const std::st
   uint64_t hash = HashOf(key);
   Shard& shard = ShardOf(hash);
   std::lock_guard<std::mutex> lock(shard.mu);
-  Store(shard, hash, sequence, key, value);
+  if (!Store(shard, hash, sequence, key, value)) shard.complete = false;
 }
 
 void MetadataCache::Invalidate(uint64_t sequence, std::string_view key) {
@@ -220,17 +229,18 @@ void MetadataCache::Invalidate(uint64_t sequence, std::string_view key) {
   size_t i = shard.Find(hash, key);
   if (i != shard.slots.size()) shard.Erase(i);
   shard.floor = std::max(shard.floor, sequence);
+  shard.complete = false;
 }
 
-void MetadataCache::Store(Shard& shard, uint64_t hash, uint64_t sequence, std::string_view key,
+bool MetadataCache::Store(Shard& shard, uint64_t hash, uint64_t sequence, std::string_view key,
                           const std::string_view* value) {
   size_t i = shard.Find(hash, key);
   if (i != shard.slots.size()) {
     Node* node = shard.slots[i].node;
-    if (node->sequence > sequence) return;  // holds a newer state
+    if (node->sequence > sequence) return true;  // holds a newer state
     if ((value != nullptr ? value->size() : 0) <= node->value_capacity) {
       node->Set(sequence, value);
-      return;
+      return true;
     }
     Node* replacement = Node::New(sequence, key, value);
     shard.bytes += replacement->Charge();
@@ -238,10 +248,11 @@ void MetadataCache::Store(Shard& shard, uint64_t hash, uint64_t sequence, std::s
     Node::Free(node);
     shard.slots[i].node = replacement;
   } else {
-    if (sequence < shard.floor) return;  // a newer state may have been dropped
+    if (sequence < shard.floor) return false;  // a newer state may have been dropped
     shard.Insert(hash, Node::New(sequence, key, value));
   }
   shard.EvictTo(capacity_.load(std::memory_order_relaxed) / kShards);
+  return true;
 }
 
 void MetadataCache::Clear(uint64_t sequence) {
@@ -263,6 +274,15 @@ void MetadataCache::Reset() {
   }
 }
 
+void MetadataCache::MarkComplete() {
+  if (!enabled()) return;
+  for (int i = 0; i < kShards; i++) {
+    Shard& shard = shards_[i];
+    std::lock_guard<std::mutex> lock(shard.mu);
+    shard.complete = true;
+  }
+}
+
 MetadataCache::Stats MetadataCache::stats() const {
   Stats out;
   for (int i = 0; i < kShards; i++) {
@@ -272,6 +292,7 @@ MetadataCache::Stats MetadataCache::stats() const {
     out.misses += shard.misses;
     out.entries += static_cast<int64_t>(shard.count);
     out.bytes += static_cast<int64_t>(shard.bytes);
+    out.complete_shards += shard.complete ? 1 : 0;
   }
   return out;
 }

@@ -16,6 +16,15 @@
 // Clear() drops everything and raises every floor; Reset() starts over for a new database (whose
 // sequence numbers start elsewhere), refusing fills from tickets taken before it.
 //
+// A cache that has seen every key the database holds can also answer for keys it has no entry
+// for: they are absent. MarkComplete() says so when the database holds no key (at open, after
+// FLUSHALL); from then on each shard stays complete for as long as it forgets no present key: an
+// eviction of a present entry, a write it cannot hold (Invalidate, a long value or key) or a
+// write refused at the floor ends it, and only Clear()/Reset() followed by MarkComplete()
+// brings it back. Keys written but not yet applied (between RocksDB's publishing of a batch and
+// its Apply) read as they were before: a writer applies before it releases its keys' locks, so
+// only a read concurrent with the write can see that, and either answer is then right.
+//
 // Values longer than kMaxValueBytes and keys longer than kMaxKeyBytes are not held (a large
 // string would take the room of hundreds of hot keys). Thread-safe; the shards have their own
 // mutexes. A lookup should cost about two cache misses, far fewer than the skip list's dozens: each
@@ -39,6 +48,7 @@ class MetadataCache {
   static constexpr size_t kMaxKeyBytes = 1024;
   // What an entry costs besides its key and value: its node header and table slots.
   static constexpr size_t kEntryOverhead = 64;
+  static constexpr int kShards = 64;
 
   explicit MetadataCache(size_t capacity_bytes);
   ~MetadataCache();
@@ -69,27 +79,31 @@ class MetadataCache {
   // Drops every entry and every floor, and refuses fills with tickets taken before (a new
   // database whose sequence numbers are unrelated to the old ones).
   void Reset();
+  // The database holds no key that the cache lacks an entry for (it holds none at all): a miss
+  // means absent. Call only while no write runs, with nothing in the cache but what the writes
+  // since the database was empty applied.
+  void MarkComplete();
 
   struct Stats {
     int64_t hits = 0;
     int64_t misses = 0;
     int64_t entries = 0;
     int64_t bytes = 0;
+    int64_t complete_shards = 0;  // of kShards; a miss there is an absent key
   };
   Stats stats() const;
 
  private:
   struct Node;
   struct Shard;
-  static constexpr int kShards = 64;
 
   static bool Holds(std::string_view key, const std::string_view* value) {
     return key.size() <= kMaxKeyBytes && (value == nullptr || value->size() <= kMaxValueBytes);
   }
   Shard& ShardOf(uint64_t hash) const;
   // Sets `key` to `value` (nullptr: absent) as of `sequence`, under the shard's lock; creates
-  // an entry only at or above the floor.
-  void Store(Shard& shard, uint64_t hash, uint64_t sequence, std::string_view key,
+  // an entry only at or above the floor. False when the floor refused it.
+  bool Store(Shard& shard, uint64_t hash, uint64_t sequence, std::string_view key,
              const std::string_view* value);
 
   std::atomic<size_t> capacity_;

@@ -104,6 +104,7 @@ Status Keyspace::FlushAll() {
     Status s = FlushDatabase(db);
     if (!s.ok()) return s;
   }
+  engine_->CompleteMetadataCacheIfEmpty();
   return Status::OK();
 }
 

@@ -184,14 +184,90 @@ TEST(MetadataCacheTest, DisabledCacheHoldsNothingAndForgetsReadsBeganWhileDisabl
   EXPECT_EQ(cache.stats().entries, 0);
 }
 
+TEST(MetadataCacheTest, ACompleteCacheAnswersMissesAsAbsent) {
+  MetadataCache cache(kMiB);
+  cache.MarkComplete();
+  EXPECT_EQ(cache.stats().complete_shards, MetadataCache::kShards);
+  EXPECT_EQ(Show(cache, "never written"), "absent");
+  Put(cache, 10, "a", "1");
+  EXPECT_EQ(Show(cache, "a"), "1");
+  cache.Apply(11, "a", nullptr);
+  EXPECT_EQ(Show(cache, "a"), "absent");
+  MetadataCache::Stats stats = cache.stats();
+  EXPECT_EQ(stats.misses, 0);
+  EXPECT_EQ(stats.hits, 3);
+  // A disabled cache is never complete.
+  MetadataCache disabled(0);
+  disabled.MarkComplete();
+  EXPECT_EQ(disabled.stats().complete_shards, 0);
+  EXPECT_EQ(Show(disabled, "x"), "miss");
+}
+
+// Each way a shard can lose a present key makes its misses misses again; the other shards stay
+// complete.
+TEST(MetadataCacheTest, CompletenessEndsWhereAPresentKeyIsForgotten) {
+  auto shards_after = [](auto&& lose) {
+    MetadataCache cache(kMiB);
+    cache.MarkComplete();
+    lose(cache);
+    return cache.stats().complete_shards;
+  };
+  const int64_t all = MetadataCache::kShards;
+  EXPECT_EQ(shards_after([](MetadataCache& c) { c.Invalidate(10, "merged"); }), all - 1);
+  EXPECT_EQ(shards_after([](MetadataCache& c) {
+              Put(c, 10, "long", std::string(MetadataCache::kMaxValueBytes + 1, 'x'));
+            }),
+            all - 1);
+  EXPECT_EQ(shards_after([](MetadataCache& c) {
+              Put(c, 10, std::string(MetadataCache::kMaxKeyBytes + 1, 'k'), "v");
+            }),
+            all - 1);
+  EXPECT_EQ(shards_after([](MetadataCache& c) { c.Clear(10); }), 0);
+  EXPECT_EQ(shards_after([](MetadataCache& c) { c.Reset(); }), 0);
+  EXPECT_EQ(shards_after([](MetadataCache& c) { c.SetCapacity(0); }), 0);
+  // A write refused at the floor (a failed write raised it) is a key the shard does not know.
+  EXPECT_EQ(shards_after([](MetadataCache& c) {
+              c.Invalidate(50, "k");  // floor 50 in k's shard, which is no longer complete
+              c.MarkComplete();
+              Put(c, 40, "k", "v");
+            }),
+            all - 1);
+  // Deletions, absent entries and their eviction lose nothing.
+  EXPECT_EQ(shards_after([](MetadataCache& c) {
+              c.Apply(10, "gone", nullptr);
+              c.Fill(c.TakeTicket(10), "absent", nullptr);
+            }),
+            all);
+
+  // Evicting present entries: misses there are misses again, never "absent".
+  MetadataCache small(16 * 1024);
+  small.MarkComplete();
+  for (int i = 0; i < 5000; i++) Put(small, 100 + i, Numbered("key", i), "value");
+  EXPECT_LT(small.stats().complete_shards, MetadataCache::kShards);
+  int missed = 0;
+  for (int i = 0; i < 5000; i++) {
+    std::string shown = Show(small, Numbered("key", i));
+    EXPECT_NE(shown, "absent") << i;
+    if (shown == "miss") missed++;
+  }
+  EXPECT_GT(missed, 0);
+}
+
 // A model of committed history: writes get increasing sequence numbers; a read takes its ticket,
 // observes the state at some later moment and offers it afterwards, possibly after more writes.
 // Whatever the interleaving and however much is evicted, a hit must be the latest state.
+// With the cache marked complete at the start (when every key is absent), its misses are
+// answers too, and must be the latest state as well.
 TEST(MetadataCacheTest, RandomHistoriesNeverReturnAReplacedState) {
   int all_hits = 0;
-  for (size_t capacity : {size_t{16384}, size_t{131072}, kMiB}) {
+  for (auto [capacity, complete] : {std::pair{size_t{16384}, false},
+                                    {size_t{131072}, false},
+                                    {kMiB, false},
+                                    {size_t{16384}, true},
+                                    {kMiB, true}}) {
     MetadataCache cache(capacity);
-    std::mt19937_64 rng(capacity);
+    if (complete) cache.MarkComplete();
+    std::mt19937_64 rng(capacity + complete);
     const int kKeys = 300;
     // key -> [(sequence, state)], state nullopt = absent
     std::vector<std::vector<std::pair<uint64_t, std::optional<std::string>>>> history(kKeys);
@@ -277,6 +353,8 @@ class MetadataCacheEngineTest : public KeyspaceFixture {
     return engine()->Write(&batch);
   }
 
+  void ExpectReadsNeverGoBackInTime();
+
   std::string Read(const std::string& key) {
     std::string value;
     rocksdb::Status s = engine()->Get(ColumnFamily::kMetadata, key, &value);
@@ -334,10 +412,8 @@ TEST_F(MetadataCacheEngineTest, BatchHeaderCarriesItsSequence) {
 }
 
 // Writers bump per-key counters and publish each value once Write() returned; readers must
-// never see less than what was published before their read began, with a cache that holds only
-// a few dozen entries per shard, so that entries are evicted and refilled all the time.
-TEST_F(MetadataCacheEngineTest, ReadsNeverGoBackInTimeUnderConcurrentWritersAndEviction) {
-  ASSERT_TRUE(config_->SetLive("metadata-cache-size", "64kb").ok());
+// never see less than what was published before their read began.
+void MetadataCacheEngineTest::ExpectReadsNeverGoBackInTime() {
   const int kWriters = 3, kReaders = 3, kKeys = 2000, kRounds = 6;
   std::vector<std::atomic<int64_t>> published(kKeys);
   for (auto& p : published) p.store(-1);
@@ -376,14 +452,61 @@ TEST_F(MetadataCacheEngineTest, ReadsNeverGoBackInTimeUnderConcurrentWritersAndE
   for (int r = 0; r < kReaders; r++) threads[kWriters + r].join();
   EXPECT_EQ(stale.load(), 0);
   EXPECT_GT(reads.load(), 1000);
-  MetadataCache::Stats stats = engine()->metadata_cache_stats();
-  EXPECT_GT(stats.hits, 0);
-  EXPECT_LE(stats.bytes, 64 * 1024);
+  EXPECT_GT(engine()->metadata_cache_stats().hits, 0);
   for (int k = 0; k < kKeys; k++) {
     std::string value;
     ASSERT_TRUE(engine()->Get(ColumnFamily::kMetadata, Numbered("key", k), &value).ok());
     ASSERT_EQ(DecodeFixed64(value.data()), static_cast<uint64_t>(kRounds - 1)) << k;
   }
+}
+
+// A cache that holds only a few dozen entries per shard, so that entries are evicted and
+// refilled all the time. It starts complete (the database is empty) and stops being so as it
+// evicts.
+TEST_F(MetadataCacheEngineTest, ReadsNeverGoBackInTimeUnderConcurrentWritersAndEviction) {
+  ASSERT_TRUE(config_->SetLive("metadata-cache-size", "64kb").ok());
+  ExpectReadsNeverGoBackInTime();
+  MetadataCache::Stats stats = engine()->metadata_cache_stats();
+  EXPECT_LE(stats.bytes, 64 * 1024);
+  EXPECT_EQ(stats.complete_shards, 0);
+  EXPECT_GT(stats.misses, 0);
+}
+
+// A complete cache (the database was empty at open) answers the readers' misses itself.
+TEST_F(MetadataCacheEngineTest, ReadsNeverGoBackInTimeUnderConcurrentWritersWithACompleteCache) {
+  EXPECT_EQ(engine()->metadata_cache_stats().complete_shards, MetadataCache::kShards);
+  ExpectReadsNeverGoBackInTime();
+  MetadataCache::Stats stats = engine()->metadata_cache_stats();
+  EXPECT_EQ(stats.complete_shards, MetadataCache::kShards);
+  EXPECT_EQ(stats.misses, 0);
+}
+
+TEST_F(MetadataCacheEngineTest, AnEmptyDatabaseOpensCompleteAndFlushAllCompletesItAgain) {
+  const int64_t all = MetadataCache::kShards;
+  EXPECT_EQ(engine()->metadata_cache_stats().complete_shards, all);
+  Set(0, "a", "1");
+  Set(1, "b", "2");
+  EXPECT_TRUE(Get(0, "a").present);
+  EXPECT_FALSE(Get(0, "never").present);
+  EXPECT_EQ(engine()->metadata_cache_stats().misses, 0);
+  // FLUSHDB leaves other databases' keys, which the cleared cache no longer knows.
+  ASSERT_TRUE(ks_->FlushDatabase(0).ok());
+  EXPECT_EQ(engine()->metadata_cache_stats().complete_shards, 0);
+  EXPECT_TRUE(Get(1, "b").present);
+  EXPECT_FALSE(Get(0, "a").present);
+  ASSERT_TRUE(ks_->FlushAll().ok());
+  EXPECT_EQ(engine()->metadata_cache_stats().complete_shards, all);
+  EXPECT_FALSE(Get(1, "b").present);
+  // A database with keys opens incomplete, and its keys are found.
+  Set(2, "c", "3");
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  EXPECT_EQ(engine()->metadata_cache_stats().complete_shards, 0);
+  EXPECT_TRUE(Get(2, "c").present);
+  EXPECT_FALSE(Get(2, "other").present);
+  // So does one whose keys were all deleted one by one (their tombstones are not keys).
+  Del(2, "c");
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  EXPECT_EQ(engine()->metadata_cache_stats().complete_shards, all);
 }
 
 TEST_F(MetadataCacheEngineTest, RangeDeletionEmptiesTheCache) {
