@@ -477,9 +477,15 @@ rocksdb::Status Engine::Get(ColumnFamily cf, const rocksdb::Slice& key, std::str
 }
 
 rocksdb::Status Engine::Peek(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) const {
+  if (cf == ColumnFamily::kMetadata && ready_.load(std::memory_order_acquire))
+    return ReadThroughCache(key, value, /*fill=*/false);
+  return ReadStored(cf, key, value);
+}
+
+rocksdb::Status Engine::ReadStored(ColumnFamily cf, const rocksdb::Slice& key,
+                                   std::string* value) const {
   if (!ready_.load(std::memory_order_acquire))
     return rocksdb::Status::Incomplete("the database is being reopened");
-  if (cf == ColumnFamily::kMetadata) return ReadThroughCache(key, value, /*fill=*/false);
   rocksdb::ReadOptions ro;
   PrepareRead(cf, &ro);
   return db_->Get(ro, handles_[static_cast<int>(cf)], key, value);

@@ -102,6 +102,10 @@ class Engine {
   rocksdb::Status Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value,
                       const rocksdb::Snapshot* snapshot = nullptr) const;
   rocksdb::Status Peek(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) const;
+  // Reads RocksDB itself, never the metadata cache: for a decision that must not rest on it.
+  // Between RocksDB publishing a batch and Write() applying it to the cache, the cache still
+  // answers with the keys' earlier states; callers that hold no key locks can see that.
+  rocksdb::Status ReadStored(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) const;
   // Sets what every read of `cf` needs besides the caller's options: reads of the versioned
   // families ignore range deletions. RocksDB's iterators step over the keys a range deletion
   // covers one at a time while both sit in one memtable, whatever the bounds: after a FLUSHALL,

@@ -1,5 +1,7 @@
 #include "types/compaction.h"
 
+#include <optional>
+
 #include "common/clock.h"
 #include "common/coding.h"
 #include "types/metadata.h"
@@ -87,25 +89,38 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     std::string meta_key = MetadataKey(db, user_key);
     if (meta_key != cached_key_) {
       cached_key_ = meta_key;
-      cached_alive_version_ = 0;
-      std::string value;
-      rocksdb::Status s = engine_->Peek(ColumnFamily::kMetadata, meta_key, &value);
-      if (!s.ok() && !s.IsNotFound()) {
+      std::optional<uint64_t> alive =
+          AliveVersion(engine_->Peek(ColumnFamily::kMetadata, meta_key, &value_));
+      // The metadata cache may not yet have applied a write that RocksDB has published (a new
+      // incarnation, whose entries could be in this compaction if its writer was held up long
+      // enough): a removal is decided on what RocksDB itself holds.
+      if (alive && *alive != version) {
+        alive = AliveVersion(engine_->ReadStored(ColumnFamily::kMetadata, meta_key, &value_));
+      }
+      if (!alive) {
         cached_key_.clear();
         return false;  // unsure: keep
       }
-      Metadata meta;
-      if (s.ok() && meta.Decode(value) && meta.HasSubkeys() && !meta.ExpiredAt(now_ms_)) {
-        cached_alive_version_ = meta.version;
-      }
+      cached_alive_version_ = *alive;
     }
     return cached_alive_version_ != version;
+  }
+
+  // The version of the live incarnation the read found (0: none), or nullopt if it failed.
+  std::optional<uint64_t> AliveVersion(const rocksdb::Status& read) const {
+    if (!read.ok() && !read.IsNotFound()) return std::nullopt;
+    Metadata meta;
+    if (read.ok() && meta.Decode(value_) && meta.HasSubkeys() && !meta.ExpiredAt(now_ms_)) {
+      return meta.version;
+    }
+    return 0;
   }
 
   Engine* engine_;
   int64_t now_ms_ = UnixMillis();
   mutable std::string cached_key_;
   mutable uint64_t cached_alive_version_ = 0;
+  mutable std::string value_;  // the last metadata value read
 };
 
 }  // namespace
