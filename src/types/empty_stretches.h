@@ -17,29 +17,15 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <utility>
 
 namespace basalt {
 
 class EmptyStretches {
  public:
   EmptyStretches() = default;
-  // A copy or a move starts without a last lookup: the source's points into the source.
-  EmptyStretches(const EmptyStretches& other) : stretches_(other.stretches_) {}
-  EmptyStretches(EmptyStretches&& other) noexcept : stretches_(std::move(other.stretches_)) {
-    other.Clear();
-  }
-  EmptyStretches& operator=(const EmptyStretches& other) {
-    stretches_ = other.stretches_;
-    last_upper_bound_ = stretches_.end();
-    return *this;
-  }
-  EmptyStretches& operator=(EmptyStretches&& other) noexcept {
-    stretches_ = std::move(other.stretches_);
-    last_upper_bound_ = stretches_.end();
-    other.Clear();
-    return *this;
-  }
+  // Not copied or moved: the last lookup points into the map it was made in.
+  EmptyStretches(const EmptyStretches&) = delete;
+  EmptyStretches& operator=(const EmptyStretches&) = delete;
 
   // Where a walk for `point` starts: *from gets the start of the stretch holding `point` (the
   // point itself when none does). Returns that stretch's end, or `point` when no stretch holds

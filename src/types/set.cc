@@ -97,8 +97,9 @@ struct ProbeHints {
 ProbeHints& HintsFor(std::string_view prefix, const Metadata& meta) {
   static thread_local ProbeHints hints;
   if (hints.prefix != prefix) {
-    hints = ProbeHints{};
     hints.prefix = prefix;
+    hints.measured = false;
+    hints.empty.Clear();
   } else if (meta.size > hints.size) {
     hints.measured = false;
     hints.empty.Clear();

@@ -100,46 +100,6 @@ TEST(EmptyStretchesTest, MatchesTheUnionOfWhatWasAdded) {
 // The stretches live in per-set hints that are replaced and moved around; a copy or a move must
 // not look anything up in the map it came from, which may be gone (the sanitizer build reports a
 // stale lookup; the release build answers wrongly or crashes).
-TEST(EmptyStretchesTest, CopiesAndMovesLookUpTheirOwnStretches) {
-  auto make = [] {
-    EmptyStretches source;
-    source.Add("b", "d");
-    source.Add("f", "h");
-    std::string from;
-    EXPECT_EQ(source.WalkFrom("c", &from), End("d"));  // leaves a last lookup behind
-    return source;
-  };
-  std::vector<EmptyStretches> made;
-  made.reserve(4);
-  {
-    EmptyStretches source = make();
-    made.push_back(source);
-  }
-  {
-    EmptyStretches source = make();
-    made.push_back(std::move(source));
-  }
-  for (bool move : {false, true}) {
-    made.emplace_back();
-    EmptyStretches source = make();
-    if (move) {
-      made.back() = std::move(source);
-    } else {
-      made.back() = source;
-    }
-  }
-  for (EmptyStretches& stretches : made) {
-    std::string start, from;
-    End end;
-    ASSERT_TRUE(stretches.NextAfter("d", &start, &end));
-    EXPECT_EQ(start, "f");
-    EXPECT_EQ(stretches.WalkFrom("g", &from), End("h"));
-    EXPECT_EQ(from, "f");
-    stretches.Add("d", "f");
-    EXPECT_EQ(stretches.size(), 1u);
-  }
-}
-
 TEST(EmptyStretchesTest, ForgetsEverythingPastTheCap) {
   EmptyStretches stretches;
   auto key = [](size_t i) {
