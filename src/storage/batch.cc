@@ -110,7 +110,7 @@ rocksdb::WriteBatchWithIndex& Batch::Writes() {
 
 rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) {
   if (cf == ColumnFamily::kMetadata && !pending_metadata_.empty()) {
-    auto it = pending_metadata_.find(key.ToString());
+    auto it = pending_metadata_.find(std::string_view(key.data(), key.size()));
     if (it != pending_metadata_.end()) {
       if (!it->second) return rocksdb::Status::NotFound();
       *value = *it->second;
@@ -145,10 +145,7 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
 
 void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
   if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(&key, true);
-  if (cf == ColumnFamily::kMetadata) {
-    pending_metadata_[key.ToString()] = value.ToString();
-    return;
-  }
+  if (cf == ColumnFamily::kMetadata) return SetPendingMetadata(key, &value);
   if (WritesUnindexed(cf)) {
     NoteUnindexed(cf, key, true);
     Writes().GetWriteBatch()->Put(engine_->cf(cf), key, value);
@@ -159,16 +156,26 @@ void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice
 
 void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
   if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(&key, false);
-  if (cf == ColumnFamily::kMetadata) {
-    pending_metadata_[key.ToString()] = std::nullopt;
-    return;
-  }
+  if (cf == ColumnFamily::kMetadata) return SetPendingMetadata(key, nullptr);
   if (WritesUnindexed(cf)) {
     NoteUnindexed(cf, key, false);
     Writes().GetWriteBatch()->Delete(engine_->cf(cf), key);
     return;
   }
   Writes().Delete(engine_->cf(cf), key);
+}
+
+void Batch::SetPendingMetadata(const rocksdb::Slice& key, const rocksdb::Slice* value) {
+  std::string_view k(key.data(), key.size());
+  auto it = pending_metadata_.find(k);
+  if (it == pending_metadata_.end()) it = pending_metadata_.emplace(k, std::nullopt).first;
+  if (value == nullptr) {
+    it->second.reset();
+  } else if (it->second) {
+    it->second->assign(value->data(), value->size());
+  } else {
+    it->second.emplace(value->data(), value->size());
+  }
 }
 
 void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
@@ -412,7 +419,7 @@ const std::string* Batch::FindReadAhead(const rocksdb::Slice& key) const {
 }
 
 bool Batch::WritesMetadata(const rocksdb::Slice& key) const {
-  return pending_metadata_.count(key.ToString()) != 0;
+  return pending_metadata_.count(std::string_view(key.data(), key.size())) != 0;
 }
 
 rocksdb::Status Batch::Commit() {

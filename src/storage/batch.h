@@ -113,6 +113,8 @@ class Batch {
   // Moves the coalesced metadata writes into the batch, so that an operation whose meaning
   // depends on the order of writes (an iterator, a range, a merge) sees them.
   void FlushPendingMetadata();
+  // Records `key`'s value in pending_metadata_ (nullptr: deleted).
+  void SetPendingMetadata(const rocksdb::Slice& key, const rocksdb::Slice* value);
   // The same at commit time, straight into the write batch: its index is about to be dropped.
   rocksdb::Status AppendPendingMetadataUnindexed();
   // Whether writes to `cf` bypass the index for now.
@@ -142,8 +144,14 @@ class Batch {
 
   Engine* engine_;
   std::optional<rocksdb::WriteBatchWithIndex> batch_;
-  // Metadata key -> its last value in this batch (nullopt: deleted).
-  std::unordered_map<std::string, std::optional<std::string>> pending_metadata_;
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  // Metadata key -> its last value in this batch (nullopt: deleted). Looked up by view, and a
+  // key written again (a hot key, by every command of a group) keeps its value's buffer.
+  std::unordered_map<std::string, std::optional<std::string>, StringHash, std::equal_to<>>
+      pending_metadata_;
   // Whether the indexed batch holds `metadata` writes (moved there by FlushPendingMetadata, or
   // a merge or range): until then a metadata read needs only pending_metadata_ and the engine,
   // whose metadata cache answers it.
@@ -157,10 +165,6 @@ class Batch {
   HashSet64 unindexed_subkeys_;
   // The `zset_score` keys deleted outside the index before that family's first unindexed put
   // (kept until the commit: an iterator made from them may still read them).
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
   using ScoreKeySet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
   ScoreKeySet unindexed_score_deletions_;
   bool unindexed_score_puts_ = false;
