@@ -160,6 +160,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(Config* config, const ColumnFamil
   engine->durability_ = ParseDurability(config->GetString("durability"));
   Status s = engine->RecoverInterruptedSwap();
   if (!s.ok()) return s;
+  // Sized before the open, which marks it complete when the database is empty.
+  engine->metadata_cache_.SetCapacity(config->GetInt("metadata-cache-size"));
   s = engine->OpenDb();
   if (!s.ok()) return s;
 
@@ -167,8 +169,6 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(Config* config, const ColumnFamil
   config->AddApplyHook("rocksdb.", [raw](const std::string& name, const std::string& value) {
     return raw->ApplyLiveOption(name, value);
   });
-  engine->metadata_cache_.SetCapacity(config->GetInt("metadata-cache-size"));
-  engine->CompleteMetadataCacheIfEmpty();  // OpenDb's call found the cache not yet enabled
   config->AddApplyHook("metadata-cache-size", [raw](const std::string&, const std::string& value) {
     raw->metadata_cache_.SetCapacity(std::stoull(value));
     return Status::OK();
