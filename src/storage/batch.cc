@@ -166,6 +166,7 @@ void Batch::Delete(ColumnFamily cf, const rocksdb::Slice& key) {
 }
 
 void Batch::SetPendingMetadata(const rocksdb::Slice& key, const rocksdb::Slice* value) {
+  metadata_epoch_++;
   std::string_view k(key.data(), key.size());
   auto it = pending_metadata_.find(k);
   if (it == pending_metadata_.end()) it = pending_metadata_.emplace(k, std::nullopt).first;
@@ -183,6 +184,7 @@ void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Sli
   if (cf == ColumnFamily::kMetadata) {
     FlushPendingMetadata();
     metadata_in_index_ = true;
+    metadata_epoch_++;
   }
   IndexWritesOf(cf);
   Writes().Merge(engine_->cf(cf), key, value);
@@ -193,6 +195,7 @@ void Batch::DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rock
   if (cf == ColumnFamily::kMetadata) {
     FlushPendingMetadata();
     metadata_in_index_ = true;
+    metadata_epoch_++;
   }
   IndexWritesOf(cf);  // rewritten later, they would land after the range and survive it
   Writes().GetWriteBatch()->DeleteRange(engine_->cf(cf), begin, end);
@@ -428,6 +431,7 @@ rocksdb::Status Batch::Commit() {
   if (s.ok() && !empty()) s = engine_->Write(batch_->GetWriteBatch());
   if (batch_) batch_->Clear();
   metadata_in_index_ = false;
+  metadata_epoch_++;
   ForgetUnindexed();
   // The batch's writes are now the database's: what was read ahead may be old.
   held_.reset();
@@ -440,6 +444,7 @@ void Batch::Clear() {
   if (batch_) batch_->Clear();
   pending_metadata_.clear();
   metadata_in_index_ = false;
+  metadata_epoch_++;
   ForgetUnindexed();
   held_.reset();
   read_ahead_.clear();

@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "common/hash_set64.h"
+#include "common/strutil.h"
 #include "storage/engine.h"
 
 namespace basalt {
@@ -99,6 +100,10 @@ class Batch {
   // Whether this batch writes the `metadata` entry `key` (a command before in the same group
   // changed that key).
   bool WritesMetadata(const rocksdb::Slice& key) const;
+  // Changes whenever a `metadata` read of this batch may answer differently than before: at
+  // each write to that family, commit and clear. A caller that keeps a value it wrote there may
+  // trust it for as long as this stays the same.
+  uint64_t metadata_epoch() const { return metadata_epoch_; }
 
   bool empty() { return pending_metadata_.empty() && WriteCount() == 0; }
   rocksdb::Status Commit();
@@ -144,18 +149,15 @@ class Batch {
 
   Engine* engine_;
   std::optional<rocksdb::WriteBatchWithIndex> batch_;
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
   // Metadata key -> its last value in this batch (nullopt: deleted). Looked up by view, and a
   // key written again (a hot key, by every command of a group) keeps its value's buffer.
-  std::unordered_map<std::string, std::optional<std::string>, StringHash, std::equal_to<>>
+  std::unordered_map<std::string, std::optional<std::string>, StringViewHash, std::equal_to<>>
       pending_metadata_;
   // Whether the indexed batch holds `metadata` writes (moved there by FlushPendingMetadata, or
   // a merge or range): until then a metadata read needs only pending_metadata_ and the engine,
   // whose metadata cache answers it.
   bool metadata_in_index_ = false;
+  uint64_t metadata_epoch_ = 1;
   // Bit per column family: its writes now go through the index / some of its writes did not.
   uint32_t indexed_families_ = 0;
   uint32_t unindexed_families_ = 0;
@@ -165,7 +167,7 @@ class Batch {
   HashSet64 unindexed_subkeys_;
   // The `zset_score` keys deleted outside the index before that family's first unindexed put
   // (kept until the commit: an iterator made from them may still read them).
-  using ScoreKeySet = std::unordered_set<std::string, StringHash, std::equal_to<>>;
+  using ScoreKeySet = std::unordered_set<std::string, StringViewHash, std::equal_to<>>;
   ScoreKeySet unindexed_score_deletions_;
   bool unindexed_score_puts_ = false;
   // What HeldIterator() made, if anything since the last commit.

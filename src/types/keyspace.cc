@@ -184,9 +184,18 @@ Context::Context(Keyspace* keyspace)
 
 StatusOr<KeyState> Context::Lookup(int db, std::string_view key) {
   KeyState state;
+  uint8_t pdb = keyspace_->Physical(db);
+  if (last_write_.epoch == batch_.metadata_epoch() && last_write_.pdb == pdb &&
+      last_write_.key == key) {
+    // Handed over rather than copied: the command that looked the key up writes it again.
+    state.present = true;
+    state.meta = std::move(last_write_.meta);
+    state.expired = state.meta.ExpiredAt(now_ms_);
+    last_write_.epoch = 0;
+    return state;
+  }
   std::string value;
-  rocksdb::Status s =
-      batch_.Get(ColumnFamily::kMetadata, MetadataKey(keyspace_->Physical(db), key), &value);
+  rocksdb::Status s = batch_.Get(ColumnFamily::kMetadata, MetadataKey(pdb, key), &value);
   if (s.IsNotFound()) return state;
   if (!s.ok()) return Status::IOError(s.ToString());
   if (!state.meta.Decode(value)) return Status::IOError("corrupt metadata for a key");
@@ -243,6 +252,15 @@ void Context::Write(int db, std::string_view key, const Metadata& meta, const Ke
   Register(pdb, key, meta);
   batch_.Put(ColumnFamily::kMetadata, MetadataKey(pdb, key), meta.Encode());
   touched_.emplace_back(pdb, std::string(key));
+  // Only collections: a string's value would be copied, and a string key is seldom written
+  // twice in one group.
+  last_write_.epoch = 0;
+  if (meta.IsCollection()) {
+    last_write_.pdb = pdb;
+    last_write_.key.assign(key);
+    last_write_.meta = meta;
+    last_write_.epoch = batch_.metadata_epoch();
+  }
 }
 
 void Context::WriteCollection(int db, std::string_view key, const Metadata& meta,

@@ -176,6 +176,17 @@ class Context {
   std::vector<std::pair<uint8_t, std::string>> touched_;
   std::vector<std::function<void()>> after_commit_;
   bool wrote_ = false;
+  // The collection this Context last wrote, as written: each command of a write group on one
+  // hot key looks that key up again, and finds it here instead of hashing, copying and decoding
+  // the batch's value. It is that value for as long as the batch's metadata epoch is `epoch`,
+  // and the first Lookup() of it takes it.
+  struct LastWrite {
+    uint64_t epoch = 0;  // 0: none
+    uint8_t pdb = 0;
+    std::string key;
+    Metadata meta;
+  };
+  LastWrite last_write_;
 };
 
 extern const char* const kWrongTypeError;

@@ -145,6 +145,96 @@ TEST_F(KeyspaceTest, SeveralWritesToOneKeyInOneContext) {
   EXPECT_EQ(Get(0, "k").meta.value, "4");
 }
 
+// Every field, including those a type does not use: a Lookup answered from what the Context
+// last wrote must be exactly what decoding the batch's value gives.
+void ExpectSameMetadata(const Metadata& a, const Metadata& b) {
+  EXPECT_EQ(a.type, b.type);
+  EXPECT_EQ(a.encoding, b.encoding);
+  EXPECT_EQ(a.expire_ms, b.expire_ms);
+  EXPECT_EQ(a.version, b.version);
+  EXPECT_EQ(a.size, b.size);
+  EXPECT_EQ(a.list_head, b.list_head);
+  EXPECT_EQ(a.list_tail, b.list_tail);
+  EXPECT_EQ(a.segmented, b.segmented);
+  EXPECT_EQ(a.segment_shift, b.segment_shift);
+  EXPECT_EQ(a.value, b.value);
+  EXPECT_EQ(a.zset_low.mark, b.zset_low.mark);
+  EXPECT_EQ(a.zset_low.beyond, b.zset_low.beyond);
+  EXPECT_EQ(a.zset_high.mark, b.zset_high.mark);
+  EXPECT_EQ(a.zset_high.beyond, b.zset_high.beyond);
+}
+
+// What the Context's batch holds for `key` in physical database 0, decoded.
+KeyState BatchHolds(Context& ctx, std::string_view key) {
+  KeyState state;
+  std::string value;
+  if (!ctx.batch().Get(ColumnFamily::kMetadata, MetadataKey(0, key), &value).ok()) return state;
+  state.present = state.meta.Decode(value);
+  return state;
+}
+
+TEST_F(KeyspaceTest, ContextLooksUpTheCollectionItLastWroteAsTheBatchHoldsIt) {
+  Context ctx(ks_.get());
+  Metadata list;
+  list.type = RedisType::kList;
+  list.version = 7;
+  list.size = 1;
+  list.list_head = 100;
+  list.list_tail = 101;
+  Metadata zset;
+  zset.type = RedisType::kZset;
+  zset.version = 8;
+  zset.size = 3;
+  zset.zset_low.mark = "low-mark";
+  zset.zset_low.beyond = {"a", "b"};
+  zset.zset_high.mark = "high-mark";
+  for (const Metadata& meta : {list, zset}) {
+    const std::string key = meta.type == RedisType::kList ? "L" : "Z";
+    auto old = ctx.Lookup(0, key);
+    ASSERT_TRUE(old.ok());
+    ctx.Write(0, key, meta, *old);
+    for (int repeat = 0; repeat < 2; repeat++) {  // the second Lookup reads the batch again
+      auto again = ctx.Lookup(0, key);
+      ASSERT_TRUE(again.ok());
+      ASSERT_TRUE(again->live());
+      ExpectSameMetadata(again->meta, BatchHolds(ctx, key).meta);
+      ExpectSameMetadata(again->meta, meta);
+    }
+  }
+
+  // Another write into the batch's metadata, even of another key, is seen.
+  auto old = ctx.Lookup(0, "L");
+  ASSERT_TRUE(old.ok());
+  ctx.Write(0, "L", list, *old);
+  Metadata raw = list;
+  raw.size = 42;
+  ctx.batch().Put(ColumnFamily::kMetadata, MetadataKey(0, "L"), raw.Encode());
+  EXPECT_EQ(ctx.Lookup(0, "L")->meta.size, 42u);
+  ctx.Write(0, "L", list, *ctx.Lookup(0, "L"));
+  ctx.batch().Delete(ColumnFamily::kMetadata, MetadataKey(0, "L"));
+  EXPECT_FALSE(ctx.Lookup(0, "L")->present);
+
+  // The same name in another database is another key; expiry is judged at each Lookup.
+  Metadata expiring = list;
+  expiring.expire_ms = ctx.now_ms() - 1;
+  ctx.Write(0, "L", expiring, *ctx.Lookup(0, "L"));
+  EXPECT_FALSE(ctx.Lookup(1, "L")->present);
+  ctx.Write(0, "L", expiring, *ctx.Lookup(0, "L"));
+  auto expired = ctx.Lookup(0, "L");
+  EXPECT_TRUE(expired->present);
+  EXPECT_TRUE(expired->expired);
+
+  // After a commit the key is the database's again, which another writer may change.
+  ctx.Write(0, "L", list, *ctx.Lookup(0, "L"));
+  ASSERT_TRUE(ctx.Commit().ok());
+  Context other(ks_.get());
+  Metadata changed = list;
+  changed.size = 9;
+  other.Write(0, "L", changed, *other.Lookup(0, "L"));
+  ASSERT_TRUE(other.Commit().ok());
+  EXPECT_EQ(ctx.Lookup(0, "L")->meta.size, 9u);
+}
+
 TEST_F(KeyspaceTest, ConcurrentWritersKeepCountsExact) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; t++) {
