@@ -35,6 +35,19 @@ std::vector<SubcommandSpec> ParseSubcommands(const CommandSpec& spec) {
   return out;
 }
 
+// Command names are at most this long; a longer name is no command.
+constexpr size_t kMaxNameLength = 64;
+
+// The command `name` names in `names`, whatever its case, building no string.
+template <typename NameMap>
+const CommandSpec* FindIn(const NameMap& names, std::string_view name) {
+  if (name.size() > kMaxNameLength) return nullptr;
+  char lower[kMaxNameLength] = {};
+  for (size_t i = 0; i < name.size(); i++) lower[i] = AsciiLower(name[i]);
+  auto it = names.find(std::string_view(lower, name.size()));
+  return it == names.end() ? nullptr : it->second;
+}
+
 }  // namespace
 
 CommandTable::CommandTable() {
@@ -68,15 +81,11 @@ const CommandTable& CommandTable::Get() {
 }
 
 const CommandSpec* CommandTable::Find(std::string_view name) const {
-  if (name.size() > 64) return nullptr;
-  auto it = by_name_.find(ToLower(name));
-  return it == by_name_.end() ? nullptr : it->second;
+  return FindIn(by_name_, name);
 }
 
 const CommandSpec* CommandTable::FindOriginal(std::string_view name) const {
-  if (name.size() > 64) return nullptr;
-  auto it = by_original_.find(ToLower(name));
-  return it == by_original_.end() ? nullptr : it->second;
+  return FindIn(by_original_, name);
 }
 
 Status CommandTable::Rename(std::string_view name, std::string_view new_name) {
@@ -120,11 +129,7 @@ std::vector<size_t> CommandTable::KeyIndexes(const CommandSpec& spec,
                                              const std::vector<std::string>& argv) {
   if (spec.key_finder != nullptr) return spec.key_finder(argv);
   std::vector<size_t> out;
-  if (spec.first_key <= 0) return out;
-  int argc = static_cast<int>(argv.size());
-  int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
-  int step = spec.key_step > 0 ? spec.key_step : 1;
-  for (int i = spec.first_key; i <= last && i < argc; i += step) out.push_back(i);
+  ForEachKeyIndex(spec, argv, [&out](size_t i) { out.push_back(i); });
   return out;
 }
 

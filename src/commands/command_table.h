@@ -17,6 +17,7 @@
 #include "commands/reply.h"
 #include "commands/session.h"
 #include "common/status.h"
+#include "common/strutil.h"
 #include "types/keyspace.h"
 
 namespace basalt {
@@ -112,6 +113,21 @@ class CommandTable {
   // The argument indexes that are keys, per the spec (empty when arity does not allow them).
   static std::vector<size_t> KeyIndexes(const CommandSpec& spec,
                                         const std::vector<std::string>& argv);
+  // Calls fn(index) for each index KeyIndexes() lists, in its order, building no list unless
+  // the spec has a key finder.
+  template <typename Fn>
+  static void ForEachKeyIndex(const CommandSpec& spec, const std::vector<std::string>& argv,
+                              Fn&& fn) {
+    if (spec.key_finder != nullptr) {
+      for (size_t i : spec.key_finder(argv)) fn(i);
+      return;
+    }
+    if (spec.first_key <= 0) return;
+    int argc = static_cast<int>(argv.size());
+    int last = spec.last_key < 0 ? argc + spec.last_key : spec.last_key;
+    int step = spec.key_step > 0 ? spec.key_step : 1;
+    for (int i = spec.first_key; i <= last && i < argc; i += step) fn(static_cast<size_t>(i));
+  }
   // A container command's subcommand arity; nullopt if `sub` is not one of its subcommands.
   std::optional<int> SubcommandArity(const CommandSpec& spec, std::string_view sub) const;
   bool HasSubcommands(const CommandSpec& spec) const { return spec.subcommands[0] != '\0'; }
@@ -132,9 +148,12 @@ class CommandTable {
   std::vector<const CommandSpec*> all_;
   std::unordered_map<const CommandSpec*, size_t> index_of_;  // position in all_
   std::vector<const CommandSpec*> callable_;
-  std::unordered_map<std::string, const CommandSpec*> by_name_;      // current names
-  std::unordered_map<std::string, const CommandSpec*> by_original_;  // names in the rows
-  std::unordered_map<std::string, int> subcommand_arity_;            // "parent|sub" -> arity
+  // Found by lowercased view: looking a command up builds no string.
+  using NameMap =
+      std::unordered_map<std::string, const CommandSpec*, StringViewHash, std::equal_to<>>;
+  NameMap by_name_;                                        // current names
+  NameMap by_original_;                                    // names in the rows
+  std::unordered_map<std::string, int> subcommand_arity_;  // "parent|sub" -> arity
   std::unordered_map<const CommandSpec*, std::vector<SubcommandSpec>> subcommands_;
 };
 

@@ -52,13 +52,11 @@ bool ArityOk(int arity, size_t argc) {
 // committed in between.
 std::vector<size_t> StripesOf(ServerState& server, const Session& session, const CommandSpec& spec,
                               const std::vector<std::string>& argv) {
-  std::vector<size_t> indexes = CommandTable::KeyIndexes(spec, argv);
   std::vector<size_t> stripes;
-  if (indexes.empty()) return stripes;
   Keyspace* ks = server.keyspace;
   uint8_t pdb = ks->Physical(session.db);
-  stripes.reserve(indexes.size());
-  for (size_t i : indexes) stripes.push_back(ks->locks().StripeOf(pdb, argv[i]));
+  CommandTable::ForEachKeyIndex(
+      spec, argv, [&](size_t i) { stripes.push_back(ks->locks().StripeOf(pdb, argv[i])); });
   std::sort(stripes.begin(), stripes.end());
   stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
   return stripes;

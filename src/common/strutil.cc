@@ -129,15 +129,14 @@ std::string FormatDouble(double v) {
 
 std::string ToLower(std::string_view s) {
   std::string out(s);
-  for (auto& c : out) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  for (auto& c : out) c = AsciiLower(c);
   return out;
 }
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); i++) {
-    if (tolower(static_cast<unsigned char>(a[i])) != tolower(static_cast<unsigned char>(b[i])))
-      return false;
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) return false;
   }
   return true;
 }

@@ -5,7 +5,9 @@
 // behaviour rather than the C library's looser defaults.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,8 +31,19 @@ std::string FormatLongDouble(long double v);
 // Scores and other doubles: "%.17g" style, "inf"/"-inf".
 std::string FormatDouble(double v);
 
+// The C locale's tolower(), which the server runs in, without a call per character.
+inline char AsciiLower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+}
 std::string ToLower(std::string_view s);
 bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+
+// A hash for maps keyed by std::string that are looked up by std::string_view (with
+// std::equal_to<>), so that a lookup builds no string.
+struct StringViewHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+};
 
 // Splits a line into arguments like Redis's sdssplitargs (inline commands, config files):
 // whitespace separated, "double quotes" with \n \r \t \b \a \\ \" \xHH escapes, 'single
