@@ -28,6 +28,15 @@ Status MissingElements(std::string_view key) {
   return Status::IOError("list '" + std::string(key) + "' is missing elements");
 }
 
+// Reads the element of list `key` stored under `element_key`, through the batch.
+Status ReadElement(Context& ctx, std::string_view key, const std::string& element_key,
+                   std::string* value) {
+  rocksdb::Status s = ctx.batch().Get(ColumnFamily::kSubkey, element_key, value);
+  if (s.IsNotFound()) return MissingElements(key);
+  if (!s.ok()) return Status::IOError(s.ToString());
+  return Status::OK();
+}
+
 // The key of the element stored at absolute index `index`.
 std::string IndexKey(Context& ctx, int db, std::string_view key, const Metadata& meta,
                      uint64_t index) {
@@ -95,10 +104,9 @@ bool VisitNewestMemtable(Context& ctx, const std::string& lower, uint64_t first_
 // pops, or many clients popping one queue) reads the next elements at its end in one pass, for
 // the pops after it: one seek instead of a lookup each (docs/benchmarks.md, change 19). The
 // group holds the list's lock until it commits, so what was read stays current.
-void ReadAheadOfPops(Context& ctx, int db, std::string_view key, const Metadata& meta,
-                     ListEnd end) {
-  uint64_t index = end == ListEnd::kLeft ? meta.list_head : meta.list_tail - 1;
-  std::string next = IndexKey(ctx, db, key, meta, index);
+// `next` is the key of the element the pop takes.
+void ReadAheadOfPops(Context& ctx, int db, std::string_view key, const Metadata& meta, ListEnd end,
+                     const std::string& next) {
   // Nothing to gain where the next read is answered already, or needs the batch's own writes
   // (a pop right after a push to the same end).
   if (meta.size < 2 || ctx.batch().ReadAheadHolds(next) || ctx.batch().MayHaveWritten(next) ||
@@ -133,15 +141,28 @@ Status PopRaw(Context& ctx, int db, std::string_view key, Metadata& meta, ListEn
               uint64_t count, std::vector<std::string>* out) {
   uint64_t n = std::min(count, meta.size);
   uint64_t first = end == ListEnd::kLeft ? 0 : meta.size - n;
-  if (n == 1) ReadAheadOfPops(ctx, db, key, meta, end);
-  size_t base = out->size();
-  Status s = ListRead(ctx, db, key, meta, first, n, out);
-  if (!s.ok()) return s;
-  if (end == ListEnd::kRight) std::reverse(out->begin() + static_cast<ptrdiff_t>(base), out->end());
-  if (n < meta.size) {
-    for (uint64_t i = 0; i < n; i++) {
-      ctx.batch().Delete(ColumnFamily::kSubkey,
-                         IndexKey(ctx, db, key, meta, meta.list_head + first + i));
+  if (n == 1) {
+    // A single pop (the common case) builds its element's key once, for the read ahead, the
+    // read and the deletion.
+    std::string element = IndexKey(ctx, db, key, meta, meta.list_head + first);
+    ReadAheadOfPops(ctx, db, key, meta, end, element);
+    std::string value;
+    Status s = ReadElement(ctx, key, element, &value);
+    if (!s.ok()) return s;
+    out->push_back(std::move(value));
+    if (n < meta.size) ctx.batch().Delete(ColumnFamily::kSubkey, element);
+  } else {
+    size_t base = out->size();
+    Status s = ListRead(ctx, db, key, meta, first, n, out);
+    if (!s.ok()) return s;
+    if (end == ListEnd::kRight) {
+      std::reverse(out->begin() + static_cast<ptrdiff_t>(base), out->end());
+    }
+    if (n < meta.size) {
+      for (uint64_t i = 0; i < n; i++) {
+        ctx.batch().Delete(ColumnFamily::kSubkey,
+                           IndexKey(ctx, db, key, meta, meta.list_head + first + i));
+      }
     }
   }
   if (end == ListEnd::kLeft) {
@@ -196,10 +217,9 @@ Status ListVisit(Context& ctx, int db, std::string_view key, const Metadata& met
   if (count <= kPointReadLimit) {
     std::string value;
     for (uint64_t i = 0; i < count; i++) {
-      rocksdb::Status s = ctx.batch().Get(
-          ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, meta.list_head + first + i), &value);
-      if (s.IsNotFound()) return MissingElements(key);
-      if (!s.ok()) return Status::IOError(s.ToString());
+      Status s =
+          ReadElement(ctx, key, IndexKey(ctx, db, key, meta, meta.list_head + first + i), &value);
+      if (!s.ok()) return s;
       if (!visit(value)) return Status::OK();
     }
     return Status::OK();
