@@ -50,7 +50,9 @@ template <typename T>
 class StatusOr {
  public:
   StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
-  StatusOr(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
+  // Two overloads rather than one by value: a value is moved into place once, not twice.
+  StatusOr(const T& value) : value_(value) {}        // NOLINT: implicit by design
+  StatusOr(T&& value) : value_(std::move(value)) {}  // NOLINT: implicit by design
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
