@@ -412,12 +412,21 @@ bool Batch::ReadAheadHolds(const rocksdb::Slice& key) const {
 
 const std::string* Batch::FindReadAhead(const rocksdb::Slice& key) const {
   if (read_ahead_.empty()) return nullptr;
+  // A run of pops asks for each key twice (ReadAheadHolds, then Get), one entry after another
+  // in either direction: the entry found last, or one of its neighbours, is usually the one.
+  for (size_t at : {last_read_ahead_, last_read_ahead_ + 1, last_read_ahead_ - 1}) {
+    if (at < read_ahead_.size() && rocksdb::Slice(read_ahead_[at].first) == key) {
+      last_read_ahead_ = at;
+      return &read_ahead_[at].second;
+    }
+  }
   auto it = std::lower_bound(
       read_ahead_.begin(), read_ahead_.end(), key,
       [](const std::pair<std::string, std::string>& entry, const rocksdb::Slice& k) {
         return rocksdb::Slice(entry.first).compare(k) < 0;
       });
   if (it == read_ahead_.end() || rocksdb::Slice(it->first) != key) return nullptr;
+  last_read_ahead_ = static_cast<size_t>(it - read_ahead_.begin());
   return &it->second;
 }
 

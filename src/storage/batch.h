@@ -174,6 +174,8 @@ class Batch {
   std::unique_ptr<HeldSubkeyIterator> held_;
   // What ReadAhead() read since the last commit, in key order (a few runs at most).
   std::vector<std::pair<std::string, std::string>> read_ahead_;
+  // Where FindReadAhead() last found a key (checked against the bounds before use).
+  mutable size_t last_read_ahead_ = 0;
   struct PopRun {
     std::string prefix;
     bool descending = false;
