@@ -180,25 +180,25 @@ void Batch::SetPendingMetadata(const rocksdb::Slice& key, const rocksdb::Slice* 
 }
 
 void Batch::Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
-  if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(nullptr, false);
-  if (cf == ColumnFamily::kMetadata) {
-    FlushPendingMetadata();
-    metadata_in_index_ = true;
-    metadata_epoch_++;
-  }
-  IndexWritesOf(cf);
+  PrepareOrderedWrite(cf);
   Writes().Merge(engine_->cf(cf), key, value);
 }
 
 void Batch::DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rocksdb::Slice& end) {
+  PrepareOrderedWrite(cf);
+  Writes().GetWriteBatch()->DeleteRange(engine_->cf(cf), begin, end);
+}
+
+void Batch::PrepareOrderedWrite(ColumnFamily cf) {
   if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(nullptr, false);
   if (cf == ColumnFamily::kMetadata) {
     FlushPendingMetadata();
     metadata_in_index_ = true;
     metadata_epoch_++;
   }
-  IndexWritesOf(cf);  // rewritten later, they would land after the range and survive it
-  Writes().GetWriteBatch()->DeleteRange(engine_->cf(cf), begin, end);
+  // The family's writes so far are indexed now: rewritten later, they would land after the
+  // merge or the range and undo it.
+  IndexWritesOf(cf);
 }
 
 void Batch::FlushPendingMetadata() {

@@ -118,6 +118,10 @@ class Batch {
   // Moves the coalesced metadata writes into the batch, so that an operation whose meaning
   // depends on the order of writes (an iterator, a range, a merge) sees them.
   void FlushPendingMetadata();
+  // Readies the batch for a write whose meaning depends on the order of the writes before it in
+  // `cf` (a merge or a range deletion): the pending metadata and the family's unindexed writes
+  // go into the index first, and the sorted-set pop runs and metadata epoch learn of it.
+  void PrepareOrderedWrite(ColumnFamily cf);
   // Records `key`'s value in pending_metadata_ (nullptr: deleted).
   void SetPendingMetadata(const rocksdb::Slice& key, const rocksdb::Slice* value);
   // The same at commit time, straight into the write batch: its index is about to be dropped.
