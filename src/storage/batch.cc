@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "storage/skiplist_memtable.h"
+
 namespace basalt {
 namespace {
 
@@ -108,7 +110,10 @@ rocksdb::WriteBatchWithIndex& Batch::Writes() {
   return *batch_;
 }
 
-rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) {
+rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value,
+                           ReadFor purpose) {
+  std::optional<SkipListMemTableFactory::KeepingLookupPaths> keeping;
+  if (purpose == ReadFor::kWriting && engine_->memtables(cf) != nullptr) keeping.emplace();
   if (cf == ColumnFamily::kMetadata && !pending_metadata_.empty()) {
     auto it = pending_metadata_.find(std::string_view(key.data(), key.size()));
     if (it != pending_metadata_.end()) {

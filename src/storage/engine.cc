@@ -368,8 +368,9 @@ rocksdb::Status Engine::Write(rocksdb::WriteBatch* batch) {
   rocksdb::WriteOptions wo;
   wo.sync = durability() == Durability::kSync;
   WarmMemtables(*batch);
-  SkipListMemTableFactory::ForgetKeptSeeks();
   rocksdb::Status s = db_->Write(wo, batch);
+  // After the inserts: one that no warming ran for starts from its kept path.
+  SkipListMemTableFactory::ForgetKeptSeeks();
   UpdateMetadataCache(batch, s);
   if (s.ok()) NotifyWriters();
   // An I/O error on the write path (WAL append or sync) stops RocksDB's writes; if it did not,

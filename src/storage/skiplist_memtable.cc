@@ -196,7 +196,18 @@ class SkipList final : public MemTableRep {
   // RocksDB's default Get walks an iterator it never frees; this one walks the list itself.
   void Get(const rocksdb::LookupKey& lookup, void* callback_args,
            bool (*callback_func)(void* arg, const char* entry)) override {
-    const char* entry = FindGreaterOrEqual(EntryTarget{MemtableKeyOf(lookup)});
+    EntryTarget target{MemtableKeyOf(lookup)};
+    const char* entry;
+    if (ThreadSeekPaths::KeepingLookups() && bytewise_ &&
+        newest_->id.load(std::memory_order_relaxed) == id_) {
+      SearchPath path;
+      path.list_id = id_;
+      entry = FindGreaterOrEqual(target, nullptr, &path);
+      Slice internal_key = InternalKeyOf(target.entry);
+      ThreadSeekPaths::Keep(Slice(internal_key.data(), internal_key.size() - 8), path);
+    } else {
+      entry = FindGreaterOrEqual(target);
+    }
     while (entry != nullptr && callback_func(callback_args, entry)) entry = NextOf(entry, 0);
   }
 
@@ -343,9 +354,18 @@ class SkipList final : public MemTableRep {
     static std::atomic<uint64_t> last{0};
     return last.fetch_add(1, std::memory_order_relaxed) + 1;
   }
+  // The path to start `entry`'s insert from: its warming's, or else the one a seek or lookup
+  // kept for its key (a write no warming ran for: one key alone in its family), if that path's
+  // nodes all sort before the key. A kept path has id 0: no other insert shares its gap.
   WarmedPaths::Path TakeWarmedPath(const char* entry) const {
     Slice internal_key = InternalKeyOf(entry);
-    return ThreadWarmedPaths::Take(id_, Slice(internal_key.data(), internal_key.size() - 8));
+    Slice user_key(internal_key.data(), internal_key.size() - 8);
+    WarmedPaths::Path warmed = ThreadWarmedPaths::Take(id_, user_key);
+    if (warmed.nodes != nullptr) return warmed;
+    const SearchPath* kept = ThreadSeekPaths::Take(id_, user_key);
+    if (kept == nullptr || (kept->nodes[0] != head() && !UserKeyBefore(kept->nodes[0], user_key)))
+      return {};
+    return {kept->nodes, kept->height, 0};
   }
 
   const uint64_t id_ = NewId();
@@ -451,8 +471,8 @@ bool SkipList::InsertKey(KeyHandle handle) {
     level = height;
     splice_height_ = 0;
     if (warmed.id != last_warmed_path_) run_height_ = 0;
-    const bool after_last = warmed.id == last_warmed_path_ && last_insert_ != nullptr &&
-                            Compare(last_insert_, target) < 0;
+    const bool after_last = warmed.id != 0 && warmed.id == last_warmed_path_ &&
+                            last_insert_ != nullptr && Compare(last_insert_, target) < 0;
     const char* bound = nullptr;
     size_t steps = 0;
     for (int i = level - 1; i >= 0; i--) {
@@ -766,6 +786,18 @@ void SkipListMemTableFactory::KeepLastSeekFor(const rocksdb::Slice& user_key) co
 
 void SkipListMemTableFactory::ForgetKeptSeeks() {
   ThreadSeekPaths::ForgetKept();
+}
+
+uint64_t SkipListMemTableFactory::KeptPathsTakenOnThisThread() {
+  return ThreadSeekPaths::Taken();
+}
+
+SkipListMemTableFactory::KeepingLookupPaths::KeepingLookupPaths() {
+  ThreadSeekPaths::SetKeepingLookups(true);
+}
+
+SkipListMemTableFactory::KeepingLookupPaths::~KeepingLookupPaths() {
+  ThreadSeekPaths::SetKeepingLookups(false);
 }
 
 size_t SkipListMemTableFactory::WarmInsertPaths(

@@ -64,11 +64,26 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   // key the thread is about to write (a random pop seeks a point and deletes the member after
   // it): the thread's next WarmInsertPaths starts that key's search from the seek's path instead
   // of the head, and climbs only as high as the distance between them needs (docs/benchmarks.md,
-  // change 38). Keys should be kept in the order they will be written. A kept path that no
-  // longer fits (another memtable, a key before the seek's target) is not used.
+  // change 38); an insert of it that no warming ran for (the only key its batch writes to that
+  // family) starts there itself. Keys should be kept in the order they will be written. A kept
+  // path that no longer fits (another memtable, a key before the seek's target) is not used.
   void KeepLastSeekFor(const rocksdb::Slice& user_key) const;
-  // Forgets the paths this thread kept; a write does, once it has warmed its inserts.
+  // Forgets the paths this thread kept; a write does, once it has made its inserts.
   static void ForgetKeptSeeks();
+  // How many of the paths this thread kept a warming or an insert started from, since it started.
+  static uint64_t KeptPathsTakenOnThisThread();
+  // While one lives, the thread's point lookups that search its newest memtable keep their path
+  // for the key they looked up, as KeepLastSeekFor keeps a seek's: a read of the value a key
+  // holds before the thread overwrites or deletes it (HSET's, ZADD's) then spares the write its
+  // search. A lookup that the memtable's bloom filter answers (a key absent from it) searches
+  // nothing and keeps nothing.
+  class KeepingLookupPaths {
+   public:
+    KeepingLookupPaths();
+    ~KeepingLookupPaths();
+    KeepingLookupPaths(const KeepingLookupPaths&) = delete;
+    KeepingLookupPaths& operator=(const KeepingLookupPaths&) = delete;
+  };
 
   // Reads the newest memtable this factory made: for each user key in it, in order, the key's
   // newest entry there. The memtable is not destroyed while the reader exists (hold it briefly:

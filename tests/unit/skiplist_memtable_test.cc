@@ -457,6 +457,81 @@ TEST_P(SkipListMemTableTest, WarmingStartsFromTheSeeksThatFoundTheKeys) {
   }
 }
 
+// A read of a key's old value made under KeepingLookupPaths (HSET's, ZADD's) keeps the path its
+// search walked in the newest memtable, for the write of that key that follows: a batch's warming
+// starts those keys' searches there, and a lone insert, which no warming runs for, starts from it
+// itself. Lookups made outside the guard keep nothing. Rounds of lookups and writes, with a key
+// written but not looked up, one looked up but not written, and entries landing in the paths
+// between the lookups and the writes, agree with a model; the kept rounds' warming steps over far
+// fewer nodes than the others'.
+TEST_P(SkipListMemTableTest, WritesStartFromTheLookupsOfTheirOldValues) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  for (int i = 0; i < 40000; i += 2) ASSERT_NO_FATAL_FAILURE(Put(Numbered("k", i), "v"));
+  std::mt19937 rng(31);
+  uint64_t steps_kept = 0, steps_unkept = 0;
+  auto look_up = [&](const std::vector<std::string>& keys, bool keep) {
+    std::optional<SkipListMemTableFactory::KeepingLookupPaths> keeping;
+    if (keep) keeping.emplace();
+    std::string value;
+    for (size_t i = 0; i < keys.size(); i++) {
+      if (i == 5) {
+        ASSERT_TRUE(db_->Get(rocksdb::ReadOptions(), "k-unwritten", &value).IsNotFound());
+      }
+      if (i == 7) continue;  // written, not looked up
+      ASSERT_TRUE(db_->Get(rocksdb::ReadOptions(), keys[i], &value).ok());
+    }
+  };
+  for (int round = 0; round < 40; round++) {
+    const bool keep = round % 2 == 0;
+    std::vector<std::string> keys;
+    while (keys.size() < 32) {
+      std::string key = Numbered("k", 2 * static_cast<int>(rng() % 20000));
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+    }
+    ASSERT_NO_FATAL_FAILURE(look_up(keys, keep));
+    for (int i = 0; i < 3; i++) {
+      ASSERT_NO_FATAL_FAILURE(Put(Numbered("k", static_cast<int>(rng() % 40000)) + "+", "p"));
+    }
+    rocksdb::WriteBatch batch;
+    for (const std::string& key : keys) ASSERT_TRUE(batch.Put(key, std::to_string(round)).ok());
+    uint64_t taken = SkipListMemTableFactory::KeptPathsTakenOnThisThread();
+    uint64_t steps = SkipListMemTableFactory::WarmingStepsOnThisThread();
+    Warm(*factory_, keys);
+    (keep ? steps_kept : steps_unkept) +=
+        SkipListMemTableFactory::WarmingStepsOnThisThread() - steps;
+    ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
+    SkipListMemTableFactory::ForgetKeptSeeks();
+    for (const std::string& key : keys) model_[key] = std::to_string(round);
+    EXPECT_EQ(SkipListMemTableFactory::KeptPathsTakenOnThisThread() - taken,
+              keep && GetParam() ? keys.size() - 1 : 0u)
+        << "round " << round;
+  }
+  // Lone writes: the insert itself starts from the lookup's path.
+  for (int round = 0; round < 40; round++) {
+    const bool keep = round % 2 == 0;
+    std::string key = Numbered("k", 2 * static_cast<int>(rng() % 20000));
+    std::string value;
+    {
+      std::optional<SkipListMemTableFactory::KeepingLookupPaths> keeping;
+      if (keep) keeping.emplace();
+      ASSERT_TRUE(db_->Get(rocksdb::ReadOptions(), key, &value).ok());
+    }
+    ASSERT_NO_FATAL_FAILURE(Put(Numbered("k", static_cast<int>(rng() % 40000)) + "+", "p"));
+    uint64_t taken = SkipListMemTableFactory::KeptPathsTakenOnThisThread();
+    ASSERT_NO_FATAL_FAILURE(Put(key, "lone" + std::to_string(round)));
+    SkipListMemTableFactory::ForgetKeptSeeks();
+    EXPECT_EQ(SkipListMemTableFactory::KeptPathsTakenOnThisThread() - taken,
+              keep && GetParam() ? 1u : 0u)
+        << "lone round " << round;
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+  if (GetParam()) {
+    EXPECT_LT(steps_kept * 5, steps_unkept);
+  } else {
+    EXPECT_EQ(steps_kept + steps_unkept, 0u);
+  }
+}
+
 // Batches whose keys run in one direction (pops from one end of a list delete one existing element
 // after another) are warmed one search after another, each from the last one's path: runs of
 // neighbours, of keys far apart, before and after every entry, ascending and descending, with
