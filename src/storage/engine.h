@@ -32,6 +32,7 @@
 
 namespace basalt {
 
+class BatchRecords;
 class SkipListMemTableFactory;
 
 // Column families, in the order they are opened. `kDefault` exists because RocksDB requires it
@@ -185,11 +186,13 @@ class Engine {
   void LazySyncLoop();
   void GovernBlobGc();
   rocksdb::Status ReadThroughCache(const rocksdb::Slice& key, std::string* value, bool fill) const;
-  // Brings the metadata cache up to date with a batch Write() just committed (or failed).
-  void UpdateMetadataCache(rocksdb::WriteBatch* batch, const rocksdb::Status& written);
+  // Brings the metadata cache up to date with a batch Write() just committed (or failed), from
+  // the batch's records (nullptr: they could not be read).
+  void UpdateMetadataCache(const rocksdb::WriteBatch& batch, const BatchRecords* records,
+                           const rocksdb::Status& written);
   // Brings the memtable nodes a batch's inserts will visit into the CPU cache, several keys at
   // a time (SkipListMemTableFactory::WarmInsertPaths).
-  void WarmMemtables(const rocksdb::WriteBatch& batch);
+  void WarmMemtables(const BatchRecords& records);
   void NoteStorageError(const rocksdb::Status& s);
   void NoteRecovered();
   void TryResume();
