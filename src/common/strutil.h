@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/hash.h"
+
 namespace basalt {
 
 // A signed 64-bit integer in canonical decimal form (Redis string2ll).
@@ -42,7 +44,7 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 // std::equal_to<>), so that a lookup builds no string.
 struct StringViewHash {
   using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  size_t operator()(std::string_view s) const { return HashBytes(s); }
 };
 
 // Splits a line into arguments like Redis's sdssplitargs (inline commands, config files):

@@ -226,7 +226,7 @@ bool Batch::WritesUnindexed(ColumnFamily cf) const {
 }
 
 uint64_t Batch::SubkeyHash(const rocksdb::Slice& key) {
-  return std::hash<std::string_view>()(std::string_view(key.data(), key.size()));
+  return HashBytes(std::string_view(key.data(), key.size()));
 }
 
 void Batch::NoteUnindexed(ColumnFamily cf, const rocksdb::Slice& key, bool put) {

@@ -7,6 +7,8 @@
 #include <new>
 #include <vector>
 
+#include "common/hash.h"
+
 namespace basalt {
 
 // One allocation: this header, then the key's bytes, then room for the value. The room is
@@ -156,7 +158,7 @@ MetadataCache::~MetadataCache() = default;
 
 namespace {
 uint64_t HashOf(std::string_view key) {
-  return std::hash<std::string_view>()(key) & ~kReferenced;
+  return HashBytes(key) & ~kReferenced;
 }
 }  // namespace
 

@@ -7,10 +7,12 @@
 #include <functional>
 #include <string>
 
+#include "common/hash.h"
+
 namespace basalt {
 
 size_t LockTable::StripeOf(uint8_t db, std::string_view key) const {
-  size_t h = std::hash<std::string_view>()(key);
+  size_t h = HashBytes(key);
   return (h ^ (static_cast<size_t>(db) * 0x9E3779B97F4A7C15ULL)) % kStripes;
 }
 
