@@ -543,7 +543,6 @@ std::vector<uint64_t> WriteGroup::CommitBatch(ServerState& server) {
 void Dispatch(ServerState& server, Session& session, std::vector<std::string>& argv,
               std::string* out, WriteGroup* group) {
   Reply reply(out, session.resp);
-  session.last_interaction_ms = UnixMillis();
   std::string error;
   const CommandSpec* spec = ResolveCommand(argv, &error);
   const bool grouped = group != nullptr && spec != nullptr && JoinsGroups(session, *spec, argv);

@@ -227,6 +227,8 @@ void Connection::ProcessCommands() {
   std::vector<std::string> argv;
   WriteGroup& group = worker_->group();
   evbuffer* output = bufferevent_get_output(bev_);
+  // Once for the commands of a read, as Redis stamps a client when it reads its query.
+  session_->last_interaction_ms.store(UnixMillis(), std::memory_order_relaxed);
   while (!closing_ && !handing_over_ && !session_->block.active && !session_->awaiting_reply) {
     if (evbuffer_get_length(output) + out_.size() >= kPauseOutputBytes) {
       paused_ = true;
@@ -293,6 +295,7 @@ void Connection::RetryBlocked() {
   std::vector<std::string> argv = std::move(session_->block.argv);
   int64_t deadline = session_->block.deadline_ms;
   session_->block = BlockState();
+  session_->last_interaction_ms.store(UnixMillis(), std::memory_order_relaxed);
   std::string out;
   Dispatch(*state, *session_, argv, &out);
   // Parked again (someone else was served first): keep the original deadline.

@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <cstring>
+#include <optional>
+#include <string_view>
 
 #include "common/strutil.h"
 
@@ -9,6 +11,19 @@ namespace basalt {
 
 namespace {
 constexpr size_t kInlineMax = 64 * 1024;  // Redis PROTO_INLINE_MAX_SIZE
+
+// The number of a "*N" or "$N" line: ParseInt64's answer, without its sign, zero and overflow
+// checks for the short digit strings clients send (up to 18 digits cannot overflow).
+std::optional<int64_t> ParseLength(std::string_view s) {
+  if (s.empty() || s.size() > 18 || s[0] < '1' || s[0] > '9') return ParseInt64(s);
+  int64_t value = 0;
+  for (char c : s) {
+    auto digit = static_cast<unsigned>(static_cast<unsigned char>(c)) - '0';
+    if (digit > 9) return std::nullopt;
+    value = value * 10 + static_cast<int64_t>(digit);
+  }
+  return value;
+}
 
 }  // namespace
 
@@ -78,7 +93,7 @@ RespReader::Result RespReader::ParseMultibulk(std::vector<std::string>* argv,
       return Result::kNeedMore;
     }
     if (static_cast<size_t>(cr - start) + 1 >= avail) return Result::kNeedMore;  // need '\n'
-    auto count = ParseInt64(std::string_view(start + 1, cr - start - 1));
+    auto count = ParseLength(std::string_view(start + 1, cr - start - 1));
     if (!count || *count > limits.max_multibulk_len) return Fail("invalid multibulk length");
     if (!limits.authenticated && *count > 10) return Fail("unauthenticated multibulk length");
     pos_ += (cr - start) + 2;
@@ -104,7 +119,7 @@ RespReader::Result RespReader::ParseMultibulk(std::vector<std::string>* argv,
       if (start[0] != '$') {
         return Fail(std::string("expected '$', got '") + start[0] + "'");
       }
-      auto len = ParseInt64(std::string_view(start + 1, cr - start - 1));
+      auto len = ParseLength(std::string_view(start + 1, cr - start - 1));
       if (!len || *len < 0 || *len > limits.max_bulk_len) return Fail("invalid bulk length");
       if (!limits.authenticated && *len > 16384) return Fail("unauthenticated bulk length");
       pos_ += (cr - start) + 2;

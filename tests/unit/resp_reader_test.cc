@@ -242,6 +242,23 @@ TEST(RespReaderTest, InvalidBulkLengthNegative) {
   EXPECT_EQ(ErrorOf("*1\r\n$abc\r\n"), "Protocol error: invalid bulk length");
 }
 
+// Lengths are canonical decimal, as Redis's string2ll reads them: no sign, no leading zero, no
+// trailing garbage, however the number starts.
+TEST(RespReaderTest, LengthsAreCanonicalDecimal) {
+  for (const char* count : {"*01", "*+1", "*1x", "*12345678901234567x", "*99999999999999999999"}) {
+    EXPECT_EQ(ErrorOf(std::string(count) + "\r\n"), "Protocol error: invalid multibulk length")
+        << count;
+  }
+  for (const char* len : {"$05", "$+5", "$5a", "$1 ", "$123456789012345678", "$-0"}) {
+    EXPECT_EQ(ErrorOf("*1\r\n" + std::string(len) + "\r\n"), "Protocol error: invalid bulk length")
+        << len;
+  }
+  Parsed ok = ParseAll("*2\r\n$10\r\n0123456789\r\n$1\r\nx\r\n");
+  ASSERT_EQ(ok.commands.size(), 1u);
+  EXPECT_EQ(ok.commands[0][0], "0123456789");
+  EXPECT_EQ(ok.commands[0][1], "x");
+}
+
 TEST(RespReaderTest, InvalidBulkLengthAboveLimit) {
   RespReader::Limits limits;
   limits.max_bulk_len = 100;
