@@ -2,10 +2,11 @@
 // (keys for their lock stripe and metadata-cache slot, members' keys in a batch, command names).
 //
 // std::hash (libstdc++'s MurmurHash2 variant) walked these a byte at a time at the ends and cost
-// 3-4% of a pipelined push's instructions (docs/benchmarks.md, change 45). This one reads eight
-// bytes at a time and folds each word into the state with a 64x64->128-bit multiply, whose two
-// halves xored together mix every input bit into every output bit. Values live in memory only:
-// nothing stored on disk or sent to a client depends on them, so the function may change.
+// 3-4% of a pipelined push's instructions (docs/benchmarks.md, change 45). This one reads whole
+// words, sixteen bytes a step, and folds each step's two words into the state with a
+// 64x64->128-bit multiply, whose two halves xored together mix every input bit into every output
+// bit. Values live in memory only: nothing stored on disk or sent to a client depends on them,
+// so the function may change.
 #pragma once
 
 #include <cstdint>
