@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "storage/iterator_memory.h"
 #include "storage/memtable_entry.h"
 #include "storage/skiplist_paths.h"
 
@@ -47,6 +48,7 @@ using rocksdb::KeyHandle;
 using rocksdb::MemTableRep;
 using rocksdb::Slice;
 
+using skiplist::IteratorMemory;
 using skiplist::kMaxHeight;
 using skiplist::SearchPath;
 using skiplist::ThreadSeekPaths;
@@ -104,47 +106,6 @@ const char* MemtableKeyOf(const rocksdb::LookupKey& lookup) {
 // A search target: another encoded entry, or a bare internal key.
 struct EntryTarget {
   const char* entry;
-};
-
-// Iterators RocksDB asks for with an arena are destroyed by a bare destructor call, never freed,
-// and this file cannot allocate from RocksDB's Arena (its header is not public). So their memory
-// is recycled: a destructor hands it to its thread's list, and only that thread reuses it, after
-// the destructor has returned. A thread keeps at most kKept blocks; one more is freed by the
-// thread's next hand-over, when the destructor that handed it over is certainly finished.
-class IteratorMemory {
- public:
-  static constexpr size_t kKept = 64;
-
-  ~IteratorMemory() {
-    for (void* block : free_) ::operator delete(block);
-    ::operator delete(excess_);
-  }
-
-  void* Take(size_t size) {
-    if (free_.empty()) return ::operator new(size);
-    void* block = free_.back();
-    free_.pop_back();
-    return block;
-  }
-
-  void Give(void* block) {
-    ::operator delete(excess_);
-    excess_ = nullptr;
-    if (free_.size() < kKept) {
-      free_.push_back(block);
-    } else {
-      excess_ = block;
-    }
-  }
-
-  static IteratorMemory& ForThisThread() {
-    thread_local IteratorMemory memory;
-    return memory;
-  }
-
- private:
-  std::vector<void*> free_;
-  void* excess_ = nullptr;
 };
 
 class SkipList final : public MemTableRep {
