@@ -1,12 +1,18 @@
-// HashBytes: a fast 64-bit hash of the short byte strings the server hashes for every command
-// (keys for their lock stripe and metadata-cache slot, members' keys in a batch, command names).
+// HashBytes: a fast 64-bit keyed hash of the short byte strings the server hashes for every
+// command (keys for their lock stripe and metadata-cache slot, members' keys in a batch, command
+// names).
 //
 // std::hash (libstdc++'s MurmurHash2 variant) walked these a byte at a time at the ends and cost
 // 3-4% of a pipelined push's instructions (docs/benchmarks.md, change 45). This one reads whole
 // words, sixteen bytes a step, and folds each step's two words into the state with a
 // 64x64->128-bit multiply, whose two halves xored together mix every input bit into every output
-// bit. Values live in memory only: nothing stored on disk or sent to a client depends on them,
-// so the function may change.
+// bit.
+//
+// The keys hashed are the clients', so the hash is keyed with a secret drawn when the process
+// starts. A multiply by zero loses its other operand: with a fixed constant in place of the
+// secret, any key whose word cancels that constant hashed alike whatever its other bytes held,
+// and one MSET of 20,000 such keys took 4 s of a worker in its batch's map (change 47). Values
+// live in memory only: nothing stored on disk or sent to a client depends on them.
 #pragma once
 
 #include <cstdint>
@@ -35,20 +41,31 @@ inline uint64_t Load32(const char* p) {
 }
 
 // Odd constants with about half their bits set (the fractional parts of the golden ratio and of
-// sqrt(2), sqrt(3)), so that a multiply by them spreads every bit.
-constexpr uint64_t kSeed = 0x9e3779b97f4a7c15ULL;
-constexpr uint64_t kWord = 0x6a09e667f3bcc909ULL;
+// sqrt(3)), so that a multiply by them spreads every bit. They only finish the hash: every
+// multiply that takes input takes it xored with the key or with state made from it.
+constexpr uint64_t kLength = 0x9e3779b97f4a7c15ULL;
 constexpr uint64_t kLast = 0xbb67ae8584caa73bULL;
 
 }  // namespace hash_internal
 
-inline uint64_t HashBytes(std::string_view s) {
+// What HashBytes is keyed with.
+struct HashKey {
+  uint64_t start;  // the state before the first word
+  uint64_t word;   // xored into the first word of each step
+};
+
+// This process's key, random (getrandom) and drawn before anything defined after this header is
+// initialized.
+HashKey RandomHashKey();
+inline const HashKey kProcessHashKey = RandomHashKey();
+
+inline uint64_t HashBytes(std::string_view s, const HashKey& key) {
   using namespace hash_internal;
   const char* p = s.data();
   size_t n = s.size();
-  uint64_t state = kSeed ^ n;
+  uint64_t state = key.start ^ n;
   while (n > 16) {
-    state = Fold(Load64(p) ^ kWord, Load64(p + 8) ^ state);
+    state = Fold(Load64(p) ^ key.word, Load64(p + 8) ^ state);
     p += 16;
     n -= 16;
   }
@@ -66,7 +83,11 @@ inline uint64_t HashBytes(std::string_view s) {
         (static_cast<uint64_t>(static_cast<uint8_t>(p[n / 2])) << 8) |
         static_cast<uint8_t>(p[n - 1]);
   }
-  return Fold(Fold(a ^ kWord, b ^ state) ^ kLast, s.size() ^ kSeed);
+  return Fold(Fold(a ^ key.word, b ^ state) ^ kLast, s.size() ^ kLength);
+}
+
+inline uint64_t HashBytes(std::string_view s) {
+  return HashBytes(s, kProcessHashKey);
 }
 
 }  // namespace basalt
