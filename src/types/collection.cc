@@ -1,5 +1,7 @@
 #include "types/collection.h"
 
+#include "common/coding.h"
+
 namespace basalt {
 
 Metadata NewCollection(RedisType type) {
@@ -108,9 +110,17 @@ StatusOr<Metadata> CopyMembers(Context& ctx, int src_db, std::string_view src_ke
     if (cf == ColumnFamily::kZsetScore && meta.type != RedisType::kZset) continue;
     if (cf == ColumnFamily::kLargeValue && meta.type != RedisType::kHash) continue;
     MemberIterator it(ctx, cf, src_db, src_key, meta.version);
+    // A list's elements outside [head, tail) are dead (types/list.h): only the live ones go.
+    std::string first, end;
+    if (meta.type == RedisType::kList) {
+      PutFixed64(&first, meta.list_head);
+      PutFixed64(&end, meta.list_tail);
+    }
     // Collect first: writing into the batch while iterating over it is not allowed.
     std::vector<std::pair<std::string, std::string>> entries;
-    for (it.Seek(); it.Valid(); it.Next()) entries.emplace_back(it.member(), it.value());
+    for (it.Seek(first); it.Valid() && (end.empty() || it.member() < end); it.Next()) {
+      entries.emplace_back(it.member(), it.value());
+    }
     Status s = it.status();
     if (!s.ok()) return s;
     for (const auto& [member, value] : entries) {

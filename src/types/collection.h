@@ -78,7 +78,7 @@ class MemberIterator {
   rocksdb::Iterator* it_ = nullptr;
 };
 
-// Copies every member of the collection (`meta` of src) to a new incarnation at dst_db/dst_key
+// Copies every live member of the collection (`meta` of src) to a new incarnation at dst_db/dst_key
 // and returns that incarnation's metadata (same type, size and expiry, new version). The caller
 // then writes it with Context::Write. Used by RENAME, COPY and MOVE.
 StatusOr<Metadata> CopyMembers(Context& ctx, int src_db, std::string_view src_key,

@@ -1,7 +1,5 @@
 #include "types/compaction.h"
 
-#include <optional>
-
 #include "common/clock.h"
 #include "common/coding.h"
 #include "types/metadata.h"
@@ -77,8 +75,21 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
   const char* Name() const override { return "basalt.SubkeyFilter"; }
 
  private:
+  // What a compaction needs of a collection's metadata: its live incarnation's version (0:
+  // none), and for a list the indexes its elements occupy.
+  struct Alive {
+    uint64_t version = 0;
+    bool list = false;
+    uint64_t list_head = 0;
+    uint64_t list_tail = 0;
+    bool stored = false;  // read from RocksDB itself rather than the metadata cache
+  };
+
   // True if the entry belongs to no live incarnation of its key (deleted, expired, or
-  // overwritten: the metadata's version differs).
+  // overwritten: the metadata's version differs), or is a list element outside [head, tail): a
+  // pop only moves the list's ends (types/list.h). An index outside the range, once, stays dead
+  // for good, since whatever makes it live again writes the element anew; so metadata read at
+  // any time after the entry was written may decide it.
   bool Stale(const rocksdb::Slice& key) const {
     std::string_view in(key.data(), key.size());
     uint8_t db;
@@ -87,39 +98,49 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     if (!GetFixed8(&in, &db) || !GetLengthPrefixed(&in, &user_key) || !GetFixed64(&in, &version))
       return false;  // not ours to judge
     std::string meta_key = MetadataKey(db, user_key);
-    if (meta_key != cached_key_) {
-      cached_key_ = meta_key;
-      std::optional<uint64_t> alive =
-          AliveVersion(engine_->Peek(ColumnFamily::kMetadata, meta_key, &value_));
-      // The metadata cache may not yet have applied a write that RocksDB has published (a new
-      // incarnation, whose entries could be in this compaction if its writer was held up long
-      // enough): a removal is decided on what RocksDB itself holds.
-      if (alive && *alive != version) {
-        alive = AliveVersion(engine_->ReadStored(ColumnFamily::kMetadata, meta_key, &value_));
-      }
-      if (!alive) {
-        cached_key_.clear();
-        return false;  // unsure: keep
-      }
-      cached_alive_version_ = *alive;
-    }
-    return cached_alive_version_ != version;
+    if (meta_key != cached_key_ && !Learn(meta_key, false)) return false;  // unsure: keep
+    if (!DeadBy(cached_, version, in)) return false;
+    if (cached_.stored) return true;
+    // The metadata cache may not yet have applied a write that RocksDB has published (a new
+    // incarnation, or a push to a list, whose entries could be here if its writer was held up
+    // long enough): a removal is decided on what RocksDB itself holds.
+    return Learn(meta_key, true) && DeadBy(cached_, version, in);
   }
 
-  // The version of the live incarnation the read found (0: none), or nullopt if it failed.
-  std::optional<uint64_t> AliveVersion(const rocksdb::Status& read) const {
-    if (!read.ok() && !read.IsNotFound()) return std::nullopt;
+  // Reads the metadata at `meta_key` into cached_, from the metadata cache or, if `stored`, from
+  // RocksDB itself; false, with nothing cached, if the read failed.
+  bool Learn(const std::string& meta_key, bool stored) const {
+    cached_key_.clear();
+    rocksdb::Status read = stored ? engine_->ReadStored(ColumnFamily::kMetadata, meta_key, &value_)
+                                  : engine_->Peek(ColumnFamily::kMetadata, meta_key, &value_);
+    if (!read.ok() && !read.IsNotFound()) return false;
     Metadata meta;
+    cached_ = Alive{};
+    cached_.stored = stored;
     if (read.ok() && meta.Decode(value_) && meta.HasSubkeys() && !meta.ExpiredAt(now_ms_)) {
-      return meta.version;
+      cached_.version = meta.version;
+      cached_.list = meta.type == RedisType::kList;
+      cached_.list_head = meta.list_head;
+      cached_.list_tail = meta.list_tail;
     }
-    return 0;
+    cached_key_ = meta_key;
+    return true;
+  }
+
+  // Whether metadata `alive` rules out the entry of incarnation `version` whose key ends in
+  // `member`.
+  static bool DeadBy(const Alive& alive, uint64_t version, std::string_view member) {
+    if (alive.version != version) return true;
+    if (!alive.list) return false;
+    uint64_t index;
+    if (member.size() != 8 || !GetFixed64(&member, &index)) return false;
+    return index < alive.list_head || index >= alive.list_tail;
   }
 
   Engine* engine_;
   int64_t now_ms_ = UnixMillis();
   mutable std::string cached_key_;
-  mutable uint64_t cached_alive_version_ = 0;
+  mutable Alive cached_;
   mutable std::string value_;  // the last metadata value read
 };
 

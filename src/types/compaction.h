@@ -25,13 +25,20 @@ std::shared_ptr<rocksdb::CompactionFilterFactory> NewMetadataFilterFactory();
 bool MetadataExpiredNow(std::string_view value);
 
 // Drops subkey/zset_score entries whose collection no longer exists, has expired, or has a
-// different version (the collection was deleted or re-created). Looks metadata up through the
+// different version (the collection was deleted or re-created), and list elements outside their
+// list's [head, tail) (popped or trimmed: types/list.h). Looks metadata up through the
 // engine, which is attached once the database is open.
 class SubkeyFilterFactory : public rocksdb::CompactionFilterFactory {
  public:
   void Attach(Engine* engine) { engine_ = engine; }
   std::unique_ptr<rocksdb::CompactionFilter> CreateCompactionFilter(
       const rocksdb::CompactionFilter::Context& context) override;
+  // Flushes too: a queue's elements are often pushed and popped within one memtable's life, and
+  // a flush that kept them would write every value to L0 for the next compaction to drop.
+  bool ShouldFilterTableFileCreation(rocksdb::TableFileCreationReason reason) const override {
+    return reason == rocksdb::TableFileCreationReason::kCompaction ||
+           reason == rocksdb::TableFileCreationReason::kFlush;
+  }
   const char* Name() const override { return "basalt.SubkeyFilterFactory"; }
 
  private:

@@ -136,33 +136,27 @@ void ReadAheadOfPops(Context& ctx, int db, std::string_view key, const Metadata&
 }
 
 // Removes up to `count` elements from `end` of `meta` (in pop order into *out) without storing
-// the metadata. Elements are deleted unless the list empties (then the key goes instead).
+// the metadata. Only the list's ends move: an element outside [head, tail) is dead to every
+// reader, and compaction drops it (types/compaction.h), so a pop writes no tombstone.
 Status PopRaw(Context& ctx, int db, std::string_view key, Metadata& meta, ListEnd end,
               uint64_t count, std::vector<std::string>* out) {
   uint64_t n = std::min(count, meta.size);
   uint64_t first = end == ListEnd::kLeft ? 0 : meta.size - n;
   if (n == 1) {
-    // A single pop (the common case) builds its element's key once, for the read ahead, the
-    // read and the deletion.
+    // A single pop (the common case) builds its element's key once, for the read ahead and the
+    // read.
     std::string element = IndexKey(ctx, db, key, meta, meta.list_head + first);
     ReadAheadOfPops(ctx, db, key, meta, end, element);
     std::string value;
     Status s = ReadElement(ctx, key, element, &value);
     if (!s.ok()) return s;
     out->push_back(std::move(value));
-    if (n < meta.size) ctx.batch().Delete(ColumnFamily::kSubkey, element);
   } else {
     size_t base = out->size();
     Status s = ListRead(ctx, db, key, meta, first, n, out);
     if (!s.ok()) return s;
     if (end == ListEnd::kRight) {
       std::reverse(out->begin() + static_cast<ptrdiff_t>(base), out->end());
-    }
-    if (n < meta.size) {
-      for (uint64_t i = 0; i < n; i++) {
-        ctx.batch().Delete(ColumnFamily::kSubkey,
-                           IndexKey(ctx, db, key, meta, meta.list_head + first + i));
-      }
     }
   }
   if (end == ListEnd::kLeft) {
@@ -434,11 +428,7 @@ StatusOr<int64_t> ListRemove(Context& ctx, int db, std::string_view key, const K
     write++;
   }
   if (removed == 0) return int64_t{0};
-  if (removed < size) {
-    for (uint64_t step = size - removed; step < size; step++) {
-      ctx.batch().Delete(ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, index_at(step)));
-    }
-  }
+  // The far end's `removed` indexes fall outside the list: no deletions (see PopRaw).
   if (from_right) {
     meta.list_head += removed;
   } else {
@@ -455,13 +445,9 @@ void ListTrim(Context& ctx, int db, std::string_view key, const KeyState& state,
   auto range = ListRange(start, stop, meta.size);
   if (!range) return ctx.Delete(db, key, state);
   auto [first, last] = *range;
-  for (uint64_t i = 0; i < first; i++) {
-    ctx.batch().Delete(ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, meta.list_head + i));
-  }
-  for (uint64_t i = last + 1; i < meta.size; i++) {
-    ctx.batch().Delete(ColumnFamily::kSubkey, IndexKey(ctx, db, key, meta, meta.list_head + i));
-  }
-  // Written even when nothing was trimmed: Redis signals the key (WATCH) either way.
+  // Only the ends move: the trimmed elements fall outside the list, as popped ones do (PopRaw),
+  // so a trim costs the same however many it drops. Written even when nothing was trimmed:
+  // Redis signals the key (WATCH) either way.
   meta.list_tail = meta.list_head + last + 1;
   meta.list_head += first;
   meta.size = last - first + 1;

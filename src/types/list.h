@@ -4,9 +4,11 @@
 // elements occupy the indexes [head, tail) and element i (0-based from the left) lives in the
 // `subkey` column family at MemberKey(db, key, version, BigEndian64(head + i)). A new list
 // starts with head = tail = 2^63 so it can grow either way: LPUSH writes at head - 1, RPUSH at
-// tail; pops delete the end element and move head/tail. Every read seeks straight to an index
-// between head and tail (iterator bounds are the exact live range), so a queue never scans the
-// tombstones its pops left behind. size == tail - head always; an emptied list is deleted.
+// tail; pops, LTRIM and LREM only move head/tail. Elements outside [head, tail) are dead: every
+// read seeks straight to an index between head and tail (iterator bounds are the exact live
+// range), whatever makes an index live again writes its element anew, and the `subkey`
+// compaction filter drops the dead ones (types/compaction.h). So a pop writes the metadata and
+// no tombstone. size == tail - head always; an emptied list is deleted.
 //
 // Insertions and removals in the middle (LINSERT, LREM) rewrite the elements on one side of
 // the change point: O(N), as in Kvrocks. LINSERT shifts whichever side is shorter.

@@ -222,3 +222,50 @@ def test_sizes_stay_exact_under_concurrent_writers(server, r):
     assert r.zcard("z") == len(r.zrange("z", 0, -1))
     assert r.llen("l") == len(r.lrange("l", 0, -1)) == threads * per_thread - sum(
         1 for _ in range(threads) for i in range(per_thread) if i % 3 == 0)
+
+
+def test_popped_and_trimmed_list_elements_are_reclaimed_by_compaction(r):
+    """Pops, LTRIM and LREM move a list's ends and delete nothing: compaction drops the elements
+    outside [head, tail) and keeps every live one, including those pushed again at indexes that
+    were popped before (and flushed to files in between)."""
+    model = ["e%d" % i for i in range(3000)]
+    r.rpush("q", *model)
+    r.execute_command("SAVE")  # the elements are in SST files now
+    p = r.pipeline(transaction=False)
+    for _ in range(700):
+        p.lpop("q")
+    for _ in range(400):
+        p.rpop("q")
+    p.execute()
+    model = model[700:-400]
+    assert r.lpop("q", 50) == model[:50] and r.rpop("q", 50) == model[-50:][::-1]
+    model = model[50:-50]
+    r.execute_command("SAVE")
+    # Pushed again over popped indexes, at both ends, after those indexes were flushed.
+    r.lpush("q", *["l%d" % i for i in range(300)])
+    r.rpush("q", *["r%d" % i for i in range(200)])
+    model = ["l%d" % i for i in range(300)][::-1] + model + ["r%d" % i for i in range(200)]
+    assert r.ltrim("q", 10, -11)
+    model = model[10:-10]
+    assert r.lrem("q", 0, "e1500") == 1
+    model.remove("e1500")
+    assert r.copy("q", "q2")
+    assert r.lrange("q2", 0, -1) == model
+    r.execute_command("SAVE")
+    compact_and_wait(r)
+    assert r.lrange("q", 0, -1) == model
+    assert r.lrange("q2", 0, -1) == model
+    assert r.llen("q") == len(model)
+    # Only the live elements of the two lists are left on disk.
+    assert stored_members(r) == 2 * len(model)
+
+
+def test_flush_leaves_out_elements_popped_before_it(r):
+    """A queue's elements pushed and popped within one memtable's life never reach a file: the
+    flush filters them as compactions do."""
+    r.rpush("q", *["v%d" % i + "x" * 100 for i in range(2000)])
+    assert len(r.lpop("q", 1500)) == 1500
+    assert len(r.rpop("q", 100)) == 100
+    r.execute_command("SAVE")  # flushes the memtables; no compaction runs
+    assert r.llen("q") == 400 and r.lindex("q", 0) == "v1500" + "x" * 100
+    assert stored_members(r) == 400
