@@ -1,5 +1,8 @@
 #include "types/compaction.h"
 
+#include <string>
+#include <utility>
+
 #include "common/clock.h"
 #include "common/coding.h"
 #include "types/metadata.h"
@@ -97,19 +100,30 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     uint64_t version;
     if (!GetFixed8(&in, &db) || !GetLengthPrefixed(&in, &user_key) || !GetFixed64(&in, &version))
       return false;  // not ours to judge
-    std::string meta_key = MetadataKey(db, user_key);
-    if (meta_key != cached_key_ && !Learn(meta_key, false)) return false;  // unsure: keep
+    // Consecutive entries mostly belong to one collection: its metadata key is built only when
+    // the collection changes.
+    if (!IsCached(db, user_key) && !Learn(MetadataKey(db, user_key), false)) {
+      return false;  // unsure: keep
+    }
     if (!DeadBy(cached_, version, in)) return false;
     if (cached_.stored) return true;
     // The metadata cache may not yet have applied a write that RocksDB has published (a new
     // incarnation, or a push to a list, whose entries could be here if its writer was held up
     // long enough): a removal is decided on what RocksDB itself holds.
-    return Learn(meta_key, true) && DeadBy(cached_, version, in);
+    return Learn(cached_key_, true) && DeadBy(cached_, version, in);
+  }
+
+  // Whether cached_ holds the metadata of `user_key` in `db`.
+  bool IsCached(uint8_t db, std::string_view user_key) const {
+    uint8_t cached_db;
+    std::string_view cached_user_key;
+    return !cached_key_.empty() && ParseMetadataKey(cached_key_, &cached_db, &cached_user_key) &&
+           cached_db == db && cached_user_key == user_key;
   }
 
   // Reads the metadata at `meta_key` into cached_, from the metadata cache or, if `stored`, from
   // RocksDB itself; false, with nothing cached, if the read failed.
-  bool Learn(const std::string& meta_key, bool stored) const {
+  bool Learn(std::string meta_key, bool stored) const {
     cached_key_.clear();
     rocksdb::Status read = stored ? engine_->ReadStored(ColumnFamily::kMetadata, meta_key, &value_)
                                   : engine_->Peek(ColumnFamily::kMetadata, meta_key, &value_);
@@ -123,7 +137,7 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
       cached_.list_head = meta.list_head;
       cached_.list_tail = meta.list_tail;
     }
-    cached_key_ = meta_key;
+    cached_key_ = std::move(meta_key);
     return true;
   }
 
@@ -139,7 +153,7 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
 
   Engine* engine_;
   int64_t now_ms_ = UnixMillis();
-  mutable std::string cached_key_;
+  mutable std::string cached_key_;  // the metadata key cached_ is of (empty: none)
   mutable Alive cached_;
   mutable std::string value_;  // the last metadata value read
 };
