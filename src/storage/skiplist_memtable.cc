@@ -218,12 +218,25 @@ class SkipList final : public MemTableRep {
   // target; *prev gets that node and *next its successor (the first at or after the target).
   // `bound`, when known, is a node at or after the target (the level above's answer): reaching
   // it ends the walk without comparing it again. Returns how many nodes it stepped past.
-  template <typename Target>
+  // `kFetchBelow`: for a search from the head through nodes not in the cache (a lookup's; an
+  // insert's nodes were warmed), each step also fetches the node it compares next if it goes
+  // down a level (docs/benchmarks.md, change 51).
+  template <bool kFetchBelow = false, typename Target>
   size_t FindInLevel(const Target& target, int level, const char* before, const char** prev,
                      const char** next, const char* bound = nullptr) const {
     size_t steps = 0;
     while (true) {
       const char* node = NextOf(before, level);
+      // About half the time `node` is past the target and the walk goes down at `before`: the
+      // node it compares next is then before's successor a level lower. Fetching it now
+      // overlaps its cache miss with node's instead of following it.
+      if (kFetchBelow && level > 0) {
+        const char* below = NextOf(before, level - 1);
+        if (below != node && below != nullptr) {
+          __builtin_prefetch(below);
+          __builtin_prefetch(LinkOf(below, level - 1));
+        }
+      }
       if (node == nullptr) {
         *next = nullptr;
         break;
@@ -251,7 +264,7 @@ class SkipList final : public MemTableRep {
     int height = max_height_.load(std::memory_order_relaxed);
     if (path != nullptr) path->height = height;
     for (int level = height - 1; level >= 0; level--) {
-      FindInLevel(target, level, prev, &prev, &next, next);
+      FindInLevel<true>(target, level, prev, &prev, &next, next);
       if (path != nullptr) path->nodes[level] = prev;
     }
     if (before != nullptr) *before = prev;
