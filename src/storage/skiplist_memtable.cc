@@ -504,6 +504,7 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
   // lanes searching are lanes[0, searching): a batch of a few keys steps only through those
   // (stepping over idle lanes cost more than the searches of a short batch).
   constexpr size_t kLanes = SkipListMemTableFactory::kWarmingLanes;
+  constexpr size_t kFewLanes = 2;
   struct Lane {
     const Slice* key = nullptr;
     const char* prev = nullptr;
@@ -573,6 +574,15 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
           lane = lanes[--searching];
         }
         continue;
+      }
+      // With few lanes, a lane's turns come back to back and each waits for its node: fetch
+      // the node it steps to if it goes down as well, as a lookup does (FindInLevel).
+      if (searching <= kFewLanes && lane.level > 0) {
+        const char* below = NextOf(lane.prev, lane.level - 1);
+        if (below != nullptr) {
+          __builtin_prefetch(below);
+          __builtin_prefetch(LinkOf(below, lane.level - 1));
+        }
       }
       if (const char* ahead = NextOf(lane.prev, lane.level)) {
         __builtin_prefetch(ahead);

@@ -6,13 +6,15 @@
 // the walk by itself: a RocksDB (no WAL, one memtable that never flushes) with Basalt's memtable
 // factory is filled with `--fill` members of one set, as the server lays them out, in batches of
 // 16 whose insert paths are warmed first (as a pipeline of 16 SADDs is); then each round times
-// `--inserts` more such inserts and `--gets` point lookups of random members, and prints
-// nanoseconds per key. Run two builds alternately and compare medians.
+// `--inserts` more such inserts (in batches of `--batch`, 16 by default; 1 is an unpipelined
+// client's) and `--gets` point lookups of random members, and prints nanoseconds per key. Run
+// two builds alternately and compare medians.
 //
 // It measures and asserts nothing; it exits non-zero only when RocksDB fails.
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +33,7 @@ struct Args {
   size_t fill = 1000000;
   size_t inserts = 300000;
   size_t gets = 500000;
+  size_t batch = 16;
   int rounds = 3;
   std::string dir = "/tmp/basalt-memtable-bench";
 };
@@ -55,6 +58,8 @@ bool ParseArgs(int argc, char** argv, Args* args) {
       args->inserts = std::strtoull(value, nullptr, 10);
     } else if (flag == "--gets") {
       args->gets = std::strtoull(value, nullptr, 10);
+    } else if (flag == "--batch") {
+      args->batch = std::max<size_t>(1, std::strtoull(value, nullptr, 10));
     } else if (flag == "--rounds") {
       args->rounds = std::atoi(value);
     } else if (flag == "--dir") {
@@ -83,12 +88,12 @@ class Bench {
     return s.ok();
   }
 
-  // Inserts `n` random members in batches of 16, warming each batch's paths first.
-  bool Insert(size_t n) {
+  // Inserts `n` random members in batches of `batch`, warming each batch's paths first.
+  bool Insert(size_t n, size_t batch) {
     rocksdb::WriteOptions write;
     write.disableWAL = true;
-    std::vector<std::string> keys(16);
-    std::vector<rocksdb::Slice> slices(16);
+    std::vector<std::string> keys(batch);
+    std::vector<rocksdb::Slice> slices(batch);
     for (size_t done = 0; done < n; done += keys.size()) {
       rocksdb::WriteBatch batch;
       for (size_t i = 0; i < keys.size(); i++) {
@@ -138,16 +143,17 @@ double NanosPer(std::chrono::steady_clock::duration d, size_t n) {
 int main(int argc, char** argv) {
   Args args;
   if (!ParseArgs(argc, argv, &args)) {
-    std::fprintf(stderr,
-                 "usage: %s [--fill N] [--inserts N] [--gets N] [--rounds N] [--dir PATH]\n",
-                 argv[0]);
+    std::fprintf(
+        stderr,
+        "usage: %s [--fill N] [--inserts N] [--batch N] [--gets N] [--rounds N] [--dir PATH]\n",
+        argv[0]);
     return 2;
   }
   Bench bench(args);
-  if (!bench.Open() || !bench.Insert(args.fill)) return 1;
+  if (!bench.Open() || !bench.Insert(args.fill, 16)) return 1;
   for (int round = 0; round < args.rounds; round++) {
     auto start = std::chrono::steady_clock::now();
-    if (!bench.Insert(args.inserts)) return 1;
+    if (!bench.Insert(args.inserts, args.batch)) return 1;
     auto inserted = std::chrono::steady_clock::now();
     long found = bench.Get(args.gets);
     if (found < 0) return 1;
