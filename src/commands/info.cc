@@ -355,6 +355,7 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
   engine->db()->GetIntProperty("rocksdb.num-running-compactions", &running);
   w.Field("running_compactions", static_cast<int64_t>(running));
   w.Field("manual_compaction_running", engine->manual_compaction_running() ? 1 : 0);
+  w.Field("reclaimed_files", static_cast<int64_t>(engine->reclaimed_files()));
   w.Field("latest_sequence", static_cast<int64_t>(engine->db()->GetLatestSequenceNumber()));
   w.Field("crc32c", Crc32cImplementation());
 }

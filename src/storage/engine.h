@@ -23,12 +23,14 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
 #include "config/config.h"
 #include "storage/blob_gc.h"
 #include "storage/metadata_cache.h"
+#include "storage/reclaimer.h"
 
 namespace basalt {
 
@@ -126,6 +128,13 @@ class Engine {
   // The calling thread is about to write `key` of `cf`, the key its last seek in `cf` found:
   // the write's warming starts from that seek's path (SkipListMemTableFactory::KeepLastSeekFor).
   void KeepLastSeekFor(ColumnFamily cf, const rocksdb::Slice& key) const;
+
+  // [begin, end) of `subkey` holds only dead entries (a list's popped or trimmed elements): the
+  // files mostly made of them are compacted in the background (storage/reclaimer.h).
+  void NoteDeadSubkeys(std::string begin, std::string end) {
+    reclaimer_.Note(std::move(begin), std::move(end));
+  }
+  uint64_t reclaimed_files() const { return reclaimer_.files_compacted(); }
 
   // Removes every key in [begin, end) of a column family. Used by FLUSHDB/FLUSHALL.
   rocksdb::Status DeleteRange(ColumnFamily cf, const std::string& begin, const std::string& end);
@@ -227,6 +236,7 @@ class Engine {
   size_t commit_sample_count_ = 0;  // ever written; the ring holds the last kCommitSamples
   std::atomic<int64_t> last_commit_sample_ms_{0};
 
+  Reclaimer reclaimer_;
   std::thread manual_compaction_thread_;
   std::atomic<bool> manual_compaction_running_{false};
   std::thread lazy_sync_thread_;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/coding.h"
+#include "storage/engine.h"
 #include "storage/skiplist_memtable.h"
 #include "types/collection.h"
 
@@ -41,6 +42,27 @@ Status ReadElement(Context& ctx, std::string_view key, const std::string& elemen
 std::string IndexKey(Context& ctx, int db, std::string_view key, const Metadata& meta,
                      uint64_t index) {
   return MemberKey(ctx, db, key, meta.version, EncodeListIndex(index));
+}
+
+// How far, in multiples of this many indexes, an end moves before the range behind it is
+// noted for reclaiming (Engine::NoteDeadSubkeys): 4,096 elements, so that a queue's popped
+// elements leave the files soon while a pipeline of pops notes a range every few thousand.
+constexpr unsigned kReclaimShift = 12;
+
+// After pops or a trim moved the ends of a list from old_head and old_tail to `after`'s.
+void NoteDeadEnds(Context& ctx, int db, std::string_view key, uint64_t old_head, uint64_t old_tail,
+                  const Metadata& after) {
+  Engine* engine = ctx.batch().engine();
+  if (engine == nullptr) return;
+  if (old_head >> kReclaimShift != after.list_head >> kReclaimShift) {
+    engine->NoteDeadSubkeys(IndexKey(ctx, db, key, after, 0),
+                            IndexKey(ctx, db, key, after, after.list_head));
+  }
+  if (old_tail >> kReclaimShift != after.list_tail >> kReclaimShift) {
+    // Past the last index: a key followed by a zero byte is the next possible key.
+    engine->NoteDeadSubkeys(IndexKey(ctx, db, key, after, after.list_tail),
+                            IndexKey(ctx, db, key, after, UINT64_MAX) + '\0');
+  }
 }
 
 Metadata NewList() {
@@ -159,12 +181,14 @@ Status PopRaw(Context& ctx, int db, std::string_view key, Metadata& meta, ListEn
       std::reverse(out->begin() + static_cast<ptrdiff_t>(base), out->end());
     }
   }
+  const uint64_t old_head = meta.list_head, old_tail = meta.list_tail;
   if (end == ListEnd::kLeft) {
     meta.list_head += n;
   } else {
     meta.list_tail -= n;
   }
   meta.size -= n;
+  NoteDeadEnds(ctx, db, key, old_head, old_tail, meta);
   return Status::OK();
 }
 
@@ -429,12 +453,14 @@ StatusOr<int64_t> ListRemove(Context& ctx, int db, std::string_view key, const K
   }
   if (removed == 0) return int64_t{0};
   // The far end's `removed` indexes fall outside the list: no deletions (see PopRaw).
+  const uint64_t old_head = meta.list_head, old_tail = meta.list_tail;
   if (from_right) {
     meta.list_head += removed;
   } else {
     meta.list_tail -= removed;
   }
   meta.size -= removed;
+  NoteDeadEnds(ctx, db, key, old_head, old_tail, meta);
   ctx.WriteCollection(db, key, meta, state);
   return static_cast<int64_t>(removed);
 }
@@ -451,6 +477,7 @@ void ListTrim(Context& ctx, int db, std::string_view key, const KeyState& state,
   meta.list_tail = meta.list_head + last + 1;
   meta.list_head += first;
   meta.size = last - first + 1;
+  NoteDeadEnds(ctx, db, key, state.meta.list_head, state.meta.list_tail, meta);
   ctx.Write(db, key, meta, state);
 }
 

@@ -269,3 +269,37 @@ def test_flush_leaves_out_elements_popped_before_it(r):
     r.execute_command("SAVE")  # flushes the memtables; no compaction runs
     assert r.llen("q") == 400 and r.lindex("q", 0) == "v1500" + "x" * 100
     assert stored_members(r) == 400
+
+
+@pytest.mark.parametrize("drain", ["lpop", "rpop", "ltrim"])
+@pytest.mark.parametrize("level", ["last", "zero"])
+def test_files_of_a_drained_list_are_compacted_without_being_asked(r, drain, level):
+    """Pops and trims write nothing over the elements they drop, so no compaction of RocksDB's
+    own choosing comes for the files holding them. Once a list's end has moved far, the files
+    that hold mostly its dead elements are compacted in the background, without COMPACT: in the
+    last level, and in level 0, where a queue drained after its last flush leaves them."""
+    n = 50000
+    model = ["element-%08d" % i for i in range(n)]
+    compact_and_wait(r)  # earlier tests' flushed-away data leaves the files
+    p = r.pipeline(transaction=False)
+    for start in range(0, n, 10000):
+        p.rpush("q", *model[start:start + 10000])
+    p.execute()
+    if level == "last":
+        compact_and_wait(r)
+    else:
+        r.execute_command("SAVE")  # flushes the memtables; no compaction runs
+    assert stored_members(r) == n
+    reclaimed = rocksdb_info(r)["reclaimed_files"]
+    if drain == "lpop":
+        assert r.lpop("q", n - 10) == model[:-10]
+        model = model[-10:]
+    elif drain == "rpop":
+        assert r.rpop("q", n - 10) == model[10:][::-1]
+        model = model[:10]
+    else:
+        assert r.ltrim("q", 20000, 20009)
+        model = model[20000:20010]
+    assert wait_until(lambda: stored_members(r) == 10, timeout=30), stored_members(r)
+    assert rocksdb_info(r)["reclaimed_files"] > reclaimed
+    assert r.lrange("q", 0, -1) == model
