@@ -193,7 +193,8 @@ Status Engine::OpenDb() {
   CompleteMetadataCacheIfEmpty();
   blob_gc_.Reset(config_->GetBool("rocksdb.enable-blob-gc"),
                  config_->GetDouble("rocksdb.blob-gc-garbage-ratio"));
-  reclaimer_.Start(db_, cf(ColumnFamily::kSubkey));
+  subkey_reclaimer_.Start(db_, cf(ColumnFamily::kSubkey));
+  score_reclaimer_.Start(db_, cf(ColumnFamily::kZsetScore));
   ready_.store(true, std::memory_order_release);
   closing_ = false;
   lazy_sync_thread_ = std::thread([this] { LazySyncLoop(); });
@@ -605,7 +606,8 @@ void Engine::Close() {
   if (db_ == nullptr) return;
   ready_.store(false, std::memory_order_release);
   db_->DisableManualCompaction();  // also ends a reclaimer's compaction early
-  reclaimer_.Stop();
+  subkey_reclaimer_.Stop();
+  score_reclaimer_.Stop();
   if (manual_compaction_thread_.joinable()) manual_compaction_thread_.join();
   {
     std::lock_guard<std::mutex> lock(lazy_mu_);

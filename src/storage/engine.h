@@ -129,12 +129,16 @@ class Engine {
   // the write's warming starts from that seek's path (SkipListMemTableFactory::KeepLastSeekFor).
   void KeepLastSeekFor(ColumnFamily cf, const rocksdb::Slice& key) const;
 
-  // [begin, end) of `subkey` holds only dead entries (a list's popped or trimmed elements): the
-  // files mostly made of them are compacted in the background (storage/reclaimer.h).
-  void NoteDeadSubkeys(std::string begin, std::string end) {
-    reclaimer_.Note(std::move(begin), std::move(end));
+  // [begin, end) of `cf` (subkey or zset_score) holds only dead entries, or will once the
+  // caller's write commits (a list's popped elements, an ended incarnation's members): the files
+  // mostly made of them are compacted in the background (storage/reclaimer.h).
+  void NoteDeadRange(ColumnFamily cf, std::string begin, std::string end) {
+    if (cf == ColumnFamily::kSubkey) subkey_reclaimer_.Note(std::move(begin), std::move(end));
+    if (cf == ColumnFamily::kZsetScore) score_reclaimer_.Note(std::move(begin), std::move(end));
   }
-  uint64_t reclaimed_files() const { return reclaimer_.files_compacted(); }
+  uint64_t reclaimed_files() const {
+    return subkey_reclaimer_.files_compacted() + score_reclaimer_.files_compacted();
+  }
 
   // Removes every key in [begin, end) of a column family. Used by FLUSHDB/FLUSHALL.
   rocksdb::Status DeleteRange(ColumnFamily cf, const std::string& begin, const std::string& end);
@@ -236,7 +240,8 @@ class Engine {
   size_t commit_sample_count_ = 0;  // ever written; the ring holds the last kCommitSamples
   std::atomic<int64_t> last_commit_sample_ms_{0};
 
-  Reclaimer reclaimer_;
+  Reclaimer subkey_reclaimer_;
+  Reclaimer score_reclaimer_;
   std::thread manual_compaction_thread_;
   std::atomic<bool> manual_compaction_running_{false};
   std::thread lazy_sync_thread_;

@@ -1,13 +1,15 @@
 // Reclaimer: compacts, in the background, the files of one column family that hold mostly
 // entries a compaction filter will drop, once a writer has said which key range went dead.
 //
-// Pops and trims of a list only move its ends (types/list.h); the elements they leave behind stay
-// in their files until a compaction happens to reach them. RocksDB's own triggers never pick
-// those files for that reason: nothing was written over their keys, so no tombstone counts
-// against them, and a queue's indexes only grow, so no later write overlaps them either. A list
-// whose end moved far notes the range behind it here; a pass compacts each file that lies in a
-// noted range or has at least half of its bytes there: in place in levels 1 and up, into the base
-// level from level 0 (where a drained queue's files stay once writes stop).
+// Pops and trims of a list only move its ends (types/list.h), and a deleted collection leaves its
+// members under a version nobody reads (types/metadata.h); they stay in their files until a
+// compaction happens to reach them. RocksDB's own triggers never pick those files for that
+// reason: nothing was written over their keys, so no tombstone counts against them, and no later
+// write overlaps them either (a queue's indexes only grow; a version is never reused). A list
+// whose end moved far, or a large collection's ended incarnation, notes its dead range here; a
+// pass compacts each file that lies in a noted range or has at least half of its bytes there: in
+// place in levels 1 and up, into the base level from level 0 (where a drained queue's files stay
+// once writes stop).
 //
 // A range is a hint of where to look, never a reason to drop anything: which entries go is still
 // the compaction filter's decision, made from the current metadata. A stale or wrong range costs

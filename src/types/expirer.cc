@@ -120,6 +120,7 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
     ctx.key_deltas_[d.pdb]--;
     ctx.expire_deltas_[d.pdb]--;
     if (same_incarnation) {
+      ctx.NoteEndedIncarnation(d.pdb, d.key, meta);
       ctx.batch().Delete(ColumnFamily::kMetadata, meta_key);
       ctx.touched_.emplace_back(d.pdb, d.key);
       deleted++;

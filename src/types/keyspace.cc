@@ -6,6 +6,7 @@
 
 #include "common/clock.h"
 #include "common/coding.h"
+#include "storage/engine.h"
 #include "storage/format_marker.h"
 #include "types/compaction.h"
 
@@ -242,10 +243,23 @@ void Context::RetireOrphanedExpiry(uint8_t pdb, std::string_view key, int64_t ex
   }
 }
 
+void Context::NoteEndedIncarnation(uint8_t pdb, std::string_view key, const Metadata& old) {
+  if (!old.IsCollection() || old.size < kReclaimedIncarnation || old.version == UINT64_MAX) return;
+  Engine* engine = batch_.engine();
+  if (engine == nullptr) return;
+  std::string begin = SubkeyPrefix(pdb, key, old.version, 0);
+  std::string end = SubkeyPrefix(pdb, key, old.version + 1, 0);
+  if (old.type == RedisType::kZset) engine->NoteDeadRange(ColumnFamily::kZsetScore, begin, end);
+  engine->NoteDeadRange(ColumnFamily::kSubkey, std::move(begin), std::move(end));
+}
+
 void Context::Write(int db, std::string_view key, const Metadata& meta, const KeyState& old) {
   uint8_t pdb = keyspace_->Physical(db);
   if (old.present) {
     Retire(pdb, key, old.meta);
+    if (meta.version != old.meta.version || meta.type != old.meta.type) {
+      NoteEndedIncarnation(pdb, key, old.meta);
+    }
   } else if (meta.expire_ms != 0) {
     RetireOrphanedExpiry(pdb, key, meta.expire_ms);
   }
@@ -276,6 +290,7 @@ void Context::Delete(int db, std::string_view key, const KeyState& old) {
   if (!old.present) return;
   uint8_t pdb = keyspace_->Physical(db);
   Retire(pdb, key, old.meta);
+  NoteEndedIncarnation(pdb, key, old.meta);
   batch_.Delete(ColumnFamily::kMetadata, MetadataKey(pdb, key));
   touched_.emplace_back(pdb, std::string(key));
 }

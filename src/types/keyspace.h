@@ -165,6 +165,11 @@ class Context {
   void Retire(uint8_t pdb, std::string_view key, const Metadata& old);
   void Register(uint8_t pdb, std::string_view key, const Metadata& meta);
   void RetireOrphanedExpiry(uint8_t pdb, std::string_view key, int64_t expire_ms);
+  // A write or deletion ended the incarnation `old` of a collection: with many members, their
+  // range goes to the engine's reclaimer (storage/reclaimer.h), since no write over those keys
+  // will ever bring a compaction to their files. Smaller ones wait for ordinary compactions.
+  void NoteEndedIncarnation(uint8_t pdb, std::string_view key, const Metadata& old);
+  static constexpr uint64_t kReclaimedIncarnation = 4096;
 
   Keyspace* keyspace_;
   Batch batch_;

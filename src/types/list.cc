@@ -45,7 +45,7 @@ std::string IndexKey(Context& ctx, int db, std::string_view key, const Metadata&
 }
 
 // How far, in multiples of this many indexes, an end moves before the range behind it is
-// noted for reclaiming (Engine::NoteDeadSubkeys): 4,096 elements, so that a queue's popped
+// noted for reclaiming (Engine::NoteDeadRange): 4,096 elements, so that a queue's popped
 // elements leave the files soon while a pipeline of pops notes a range every few thousand.
 constexpr unsigned kReclaimShift = 12;
 
@@ -55,13 +55,13 @@ void NoteDeadEnds(Context& ctx, int db, std::string_view key, uint64_t old_head,
   Engine* engine = ctx.batch().engine();
   if (engine == nullptr) return;
   if (old_head >> kReclaimShift != after.list_head >> kReclaimShift) {
-    engine->NoteDeadSubkeys(IndexKey(ctx, db, key, after, 0),
-                            IndexKey(ctx, db, key, after, after.list_head));
+    engine->NoteDeadRange(ColumnFamily::kSubkey, IndexKey(ctx, db, key, after, 0),
+                          IndexKey(ctx, db, key, after, after.list_head));
   }
   if (old_tail >> kReclaimShift != after.list_tail >> kReclaimShift) {
     // Past the last index: a key followed by a zero byte is the next possible key.
-    engine->NoteDeadSubkeys(IndexKey(ctx, db, key, after, after.list_tail),
-                            IndexKey(ctx, db, key, after, UINT64_MAX) + '\0');
+    engine->NoteDeadRange(ColumnFamily::kSubkey, IndexKey(ctx, db, key, after, after.list_tail),
+                          IndexKey(ctx, db, key, after, UINT64_MAX) + '\0');
   }
 }
 

@@ -271,6 +271,36 @@ def test_flush_leaves_out_elements_popped_before_it(r):
     assert stored_members(r) == 400
 
 
+@pytest.mark.parametrize("kind", ["hash", "set", "zset", "list"])
+@pytest.mark.parametrize("end", ["del", "expire", "overwrite"])
+def test_files_of_an_ended_large_collection_are_compacted_without_being_asked(r, kind, end):
+    """A deleted, expired or overwritten collection's members are dead under their version, and
+    nothing will ever write over their keys again: with 4,096 members or more, the files holding
+    them are compacted in the background, without COMPACT."""
+    n = 20000
+    compact_and_wait(r)  # earlier tests' flushed-away data leaves the files
+    p = r.pipeline(transaction=False)
+    for start in range(0, n, 5000):
+        names = ["member-%08d" % i for i in range(start, start + 5000)]
+        {"hash": lambda: p.hset("c", mapping={m: "v" for m in names}),
+         "set": lambda: p.sadd("c", *names),
+         "zset": lambda: p.zadd("c", {m: i for i, m in enumerate(names)}),
+         "list": lambda: p.rpush("c", *names)}[kind]()
+    p.execute()
+    compact_and_wait(r)
+    assert stored_members(r) == (2 * n if kind == "zset" else n)
+    reclaimed = rocksdb_info(r)["reclaimed_files"]
+    if end == "del":
+        assert r.delete("c") == 1
+    elif end == "expire":
+        assert r.pexpire("c", 1)
+    else:
+        assert r.set("c", "a string now")
+    assert wait_until(lambda: stored_members(r) == 0, timeout=30), stored_members(r)
+    assert rocksdb_info(r)["reclaimed_files"] > reclaimed
+    assert r.exists("c") == (1 if end == "overwrite" else 0)
+
+
 @pytest.mark.parametrize("drain", ["lpop", "rpop", "ltrim"])
 @pytest.mark.parametrize("level", ["last", "zero"])
 def test_files_of_a_drained_list_are_compacted_without_being_asked(r, drain, level):
