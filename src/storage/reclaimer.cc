@@ -55,6 +55,7 @@ void Reclaimer::Run() {
     ranges.swap(pending_);
     lock.unlock();
     Pass(ranges);
+    passes_.fetch_add(1, std::memory_order_release);
     lock.lock();
   }
 }

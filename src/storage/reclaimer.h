@@ -48,6 +48,8 @@ class Reclaimer {
   void Note(std::string begin, std::string end);
   // Files compacted by passes since the process started.
   uint64_t files_compacted() const { return files_compacted_.load(std::memory_order_relaxed); }
+  // Passes finished since the process started.
+  uint64_t passes() const { return passes_.load(std::memory_order_acquire); }
 
   static constexpr std::chrono::milliseconds kPassInterval{1000};
   // Ranges kept between passes; beyond it, notes are dropped until the next pass.
@@ -69,6 +71,7 @@ class Reclaimer {
   bool running_ = false;  // guarded by mu_
   Ranges pending_;        // guarded by mu_
   std::atomic<uint64_t> files_compacted_{0};
+  std::atomic<uint64_t> passes_{0};
 };
 
 }  // namespace basalt

@@ -63,8 +63,13 @@ class ReclaimerTest : public ::testing::Test {
 
   // Notes [begin, end) and waits for the pass that takes it (it runs a kPassInterval later).
   void NoteAndWait(int begin, int end) {
+    uint64_t passes = reclaimer_.passes();
     reclaimer_.Note(Key(begin), Key(end));
-    std::this_thread::sleep_for(Reclaimer::kPassInterval + std::chrono::milliseconds(700));
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (reclaimer_.passes() == passes && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_GT(reclaimer_.passes(), passes) << "no pass ran";
   }
 
   // The level of the database's only file; -1 when it has another number of files.
@@ -121,7 +126,8 @@ TEST_F(ReclaimerTest, NotesBeforeStartAndAfterStopAreDropped) {
   CompactAll();
   reclaimer_.Note(Key(0), Key(5000));
   reclaimer_.Start(db_.get(), db_->DefaultColumnFamily());
-  std::this_thread::sleep_for(Reclaimer::kPassInterval + std::chrono::milliseconds(700));
+  std::this_thread::sleep_for(Reclaimer::kPassInterval * 2);
+  EXPECT_EQ(reclaimer_.passes(), 0u);  // nothing was pending to pass over
   EXPECT_EQ(reclaimer_.files_compacted(), 0u);
   reclaimer_.Stop();
   reclaimer_.Note(Key(0), Key(5000));  // nothing runs to take it; Stop() twice is harmless
