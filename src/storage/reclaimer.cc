@@ -76,7 +76,7 @@ bool Reclaimer::MostlyDead(const rocksdb::SstFileMetaData& file, const Ranges& r
     options.files_size_error_margin = 0.1;
     if (db_->GetApproximateSizes(options, cf_, &range, 1, &size).ok()) dead_bytes += size;
   }
-  return dead_bytes * 2 >= file.size;
+  return dead_bytes * 10 >= file.size * kDeadTenths;
 }
 
 void Reclaimer::Pass(const Ranges& ranges) {
