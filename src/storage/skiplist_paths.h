@@ -1,6 +1,6 @@
 // The paths a skip-list memtable's searches leave to the thread that ran them, so that a later
 // search or insert of a nearby key on that thread starts where they left off instead of at the
-// head (skiplist_memtable.cc): the paths of a batch's warming for its inserts, and the paths of
+// head (skiplist_list.h): the paths of a batch's warming for its inserts, and the paths of
 // the thread's last seeks, kept for the keys those seeks found.
 //
 // Everything here is per thread, and names memtables by an id that is never reused. A node

@@ -1,0 +1,362 @@
+// SkipList: the memtable representation SkipListMemTableFactory makes (skiplist_memtable.h),
+// shared by the files that implement it and by nothing else: skiplist_memtable.cc (the list,
+// its inserts and iterator, the factory) and skiplist_warming.cc (the warming walks). The node
+// layout, the searches and the class are here so that both files see one definition.
+#pragma once
+
+#include <rocksdb/memtablerep.h>
+#include <rocksdb/version.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+#include <vector>
+
+#include "storage/memtable_entry.h"
+#include "storage/skiplist_memtable.h"
+#include "storage/skiplist_paths.h"
+
+namespace basalt {
+namespace skiplist {
+class SkipList;
+}  // namespace skiplist
+
+// The newest memtable a factory made: the one that takes that column family's writes. A
+// memtable leaves it when it is destroyed, under the lock that WarmInsertPaths holds while it
+// walks one, so a walk never outlives its memtable.
+class NewestMemTable {
+ public:
+  std::shared_mutex mutex;
+  skiplist::SkipList* rep = nullptr;
+  // rep's id (0: none), for a thread that only files a path away to use under the mutex later.
+  std::atomic<uint64_t> id{0};
+};
+
+namespace skiplist {
+
+using memtable::CompareBytewise;
+using memtable::CompareUserKeys;
+using memtable::InternalKeyOf;
+using memtable::kTypeValue;
+using memtable::LengthPrefixedAt;
+using memtable::TrailerOf;
+using memtable::UserKeyBefore;
+using rocksdb::KeyHandle;
+using rocksdb::MemTableRep;
+using rocksdb::Slice;
+
+// A node is addressed by its entry: the bytes RocksDB encodes into it (varint32 internal-key
+// length, internal key, varint32 value length, value). Its links sit just below the entry, level
+// 0 nearest, so the entry is found from a node without knowing the node's height.
+using Link = std::atomic<const char*>;
+
+inline Link* LinkOf(const char* entry, int level) {
+  return reinterpret_cast<Link*>(const_cast<char*>(entry)) - 1 - level;
+}
+
+inline const char* NextOf(const char* entry, int level) {
+  return LinkOf(entry, level)->load(std::memory_order_acquire);
+}
+
+// Between Allocate and Insert the level-0 link holds the node's height.
+inline void StashHeight(const char* entry, int height) {
+  LinkOf(entry, 0)->store(reinterpret_cast<const char*>(static_cast<uintptr_t>(height)),
+                          std::memory_order_relaxed);
+}
+
+inline int TakeHeight(const char* entry) {
+  return static_cast<int>(
+      reinterpret_cast<uintptr_t>(LinkOf(entry, 0)->load(std::memory_order_relaxed)));
+}
+
+inline int RandomHeight() {
+  thread_local uint64_t state =
+      std::hash<std::thread::id>()(std::this_thread::get_id()) | 1;  // xorshift needs non-zero
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  uint64_t bits = state;
+  int height = 1;
+  while (height < kMaxHeight && (bits & 1) == 0) {
+    height++;
+    bits >>= 1;
+  }
+  return height;
+}
+
+// RocksDB's LookupKey (db/dbformat.h, not a public header) begins, as LevelDB's does, with
+// pointers to its length-prefixed internal key, to the internal key, and to the end. Its first
+// pointer is a search target in entry form. Every memtable Get in the unit tests goes through
+// this, so a different layout fails them all.
+static_assert(ROCKSDB_MAJOR == 7, "re-check LookupKey's layout for this RocksDB version");
+inline const char* MemtableKeyOf(const rocksdb::LookupKey& lookup) {
+  return reinterpret_cast<const char* const*>(&lookup)[0];
+}
+
+// A search target: another encoded entry, or a bare internal key.
+struct EntryTarget {
+  const char* entry;
+};
+
+class SkipList final : public MemTableRep {
+ public:
+  SkipList(const KeyComparator& compare, rocksdb::Allocator* allocator, bool bytewise,
+           std::shared_ptr<NewestMemTable> newest)
+      : MemTableRep(allocator), compare_(compare), bytewise_(bytewise), newest_(std::move(newest)) {
+    for (Link& link : head_links_) link.store(nullptr, std::memory_order_relaxed);
+    std::unique_lock lock(newest_->mutex);
+    newest_->rep = this;
+    newest_->id.store(id_, std::memory_order_release);
+  }
+  ~SkipList() override {
+    std::unique_lock lock(newest_->mutex);
+    if (newest_->rep == this) {
+      newest_->rep = nullptr;
+      newest_->id.store(0, std::memory_order_release);
+    }
+  }
+
+  // Walks toward the places of `keys` (user keys), several at once; see the factory's
+  // WarmInsertPaths. Returns how many searches ran.
+  size_t WarmInsertPaths(const std::vector<Slice>& keys) const;
+
+  KeyHandle Allocate(const size_t len, char** buf) override {
+    int height = RandomHeight();
+    // The arena's unaligned allocation, aligned here: the aligned one is not public.
+    char* raw;
+    MemTableRep::Allocate(sizeof(Link) * height + len + alignof(Link) - 1, &raw);
+    auto aligned = (reinterpret_cast<uintptr_t>(raw) + alignof(Link) - 1) & ~(alignof(Link) - 1);
+    auto* links = reinterpret_cast<Link*>(aligned);
+    for (int i = 0; i < height; i++) new (&links[i]) Link(nullptr);
+    char* entry = reinterpret_cast<char*>(links + height);
+    StashHeight(entry, height);
+    *buf = entry;
+    return entry;
+  }
+
+  void Insert(KeyHandle handle) override { InsertKey(handle); }
+  bool InsertKey(KeyHandle handle) override;
+  void InsertConcurrently(KeyHandle handle) override { InsertKeyConcurrently(handle); }
+  bool InsertKeyConcurrently(KeyHandle handle) override;
+
+  bool Contains(const char* entry) const override {
+    const char* found = FindGreaterOrEqual(EntryTarget{entry});
+    return found != nullptr && Compare(found, EntryTarget{entry}) == 0;
+  }
+
+  // RocksDB's default Get walks an iterator it never frees; this one walks the list itself.
+  void Get(const rocksdb::LookupKey& lookup, void* callback_args,
+           bool (*callback_func)(void* arg, const char* entry)) override {
+    EntryTarget target{MemtableKeyOf(lookup)};
+    const char* entry;
+    if (ThreadSeekPaths::KeepingLookups() && bytewise_ &&
+        newest_->id.load(std::memory_order_relaxed) == id_) {
+      SearchPath path;
+      path.list_id = id_;
+      entry = FindGreaterOrEqual(target, nullptr, &path);
+      Slice internal_key = InternalKeyOf(target.entry);
+      ThreadSeekPaths::Keep(Slice(internal_key.data(), internal_key.size() - 8), path);
+    } else {
+      entry = FindGreaterOrEqual(target);
+    }
+    while (entry != nullptr && callback_func(callback_args, entry)) entry = NextOf(entry, 0);
+  }
+
+  // The first node whose user key is at or after `user_key` (its newest entry), or nullptr;
+  // nullptr too when keys are not ordered bytewise.
+  const char* SeekUserKey(const Slice& user_key) const {
+    if (!bytewise_) return nullptr;
+    // The largest trailer sorts first among a user key's entries.
+    std::string target(user_key.data(), user_key.size());
+    target.append(8, '\xff');
+    return FindGreaterOrEqual(Slice(target));
+  }
+  // The first node after `node` with another user key.
+  static const char* NextUserKey(const char* node) {
+    Slice internal_key = InternalKeyOf(node);
+    Slice user_key(internal_key.data(), internal_key.size() - 8);
+    const char* next = NextOf(node, 0);
+    while (next != nullptr) {
+      Slice next_key = InternalKeyOf(next);
+      if (CompareUserKeys(Slice(next_key.data(), next_key.size() - 8), user_key) != 0) break;
+      next = NextOf(next, 0);
+    }
+    return next;
+  }
+
+  // Everything is in the memtable's arena, which RocksDB counts itself.
+  size_t ApproximateMemoryUsage() override { return 0; }
+
+  Iterator* GetIterator(rocksdb::Arena* arena) override;
+
+ private:
+  class Iter;
+
+  const char* head() const { return reinterpret_cast<const char*>(head_links_ + kMaxHeight); }
+
+  // <0, 0 or >0 as `entry` sorts before, with or after the target.
+  int Compare(const char* entry, const EntryTarget& target) const {
+    if (bytewise_) return CompareBytewise(InternalKeyOf(entry), InternalKeyOf(target.entry));
+    return compare_(entry, target.entry);
+  }
+  int Compare(const char* entry, const Slice& internal_key) const {
+    if (bytewise_) return CompareBytewise(InternalKeyOf(entry), internal_key);
+    return compare_(entry, internal_key);
+  }
+
+  // Walks `level` from `before` (head or a node before the target) to the last node before the
+  // target; *prev gets that node and *next its successor (the first at or after the target).
+  // `bound`, when known, is a node at or after the target (the level above's answer): reaching
+  // it ends the walk without comparing it again. Returns how many nodes it stepped past.
+  // `kFetchBelow`: for a search from the head through nodes not in the cache (a lookup's; an
+  // insert's nodes were warmed), each step also fetches the node it compares next if it goes
+  // down a level (docs/benchmarks.md, change 51).
+  template <bool kFetchBelow = false, typename Target>
+  size_t FindInLevel(const Target& target, int level, const char* before, const char** prev,
+                     const char** next, const char* bound = nullptr) const {
+    size_t steps = 0;
+    while (true) {
+      const char* node = NextOf(before, level);
+      // About half the time `node` is past the target and the walk goes down at `before`: the
+      // node it compares next is then before's successor a level lower. Fetching it now
+      // overlaps its cache miss with node's instead of following it.
+      if (kFetchBelow && level > 0) {
+        const char* below = NextOf(before, level - 1);
+        if (below != node && below != nullptr) {
+          __builtin_prefetch(below);
+          __builtin_prefetch(LinkOf(below, level - 1));
+        }
+      }
+      if (node == nullptr) {
+        *next = nullptr;
+        break;
+      }
+      // The node after this one is where the walk goes if this one sorts before the target.
+      if (const char* after = NextOf(node, level)) __builtin_prefetch(LinkOf(after, level));
+      if (node == bound || Compare(node, target) >= 0) {
+        *next = node;
+        break;
+      }
+      before = node;
+      steps++;
+    }
+    *prev = before;
+    return steps;
+  }
+
+  // The first node at or after the target (nullptr if none); *before, if given, gets the last
+  // node before the target (head() if none), and *path, if given, the search's whole path.
+  template <typename Target>
+  const char* FindGreaterOrEqual(const Target& target, const char** before = nullptr,
+                                 SearchPath* path = nullptr) const {
+    const char* prev = head();
+    const char* next = nullptr;
+    int height = max_height_.load(std::memory_order_relaxed);
+    if (path != nullptr) path->height = height;
+    for (int level = height - 1; level >= 0; level--) {
+      FindInLevel<true>(target, level, prev, &prev, &next, next);
+      if (path != nullptr) path->nodes[level] = prev;
+    }
+    if (before != nullptr) *before = prev;
+    return next;
+  }
+
+  // The lowest level, up to `top`, at which the path's node (node_at(level)) is followed by
+  // `key` or a node at or after it. Above that level no node lies between the path and `key`,
+  // so the path's nodes there are `key`'s too, and a search for `key` can start at that level
+  // from the path's node: it then walks only as far down as the distance between them needs.
+  // Every node of the path must sort before `key`.
+  template <typename NodeAt>
+  int LevelLeadingTo(const NodeAt& node_at, int top, const Slice& key) const {
+    int level = 0;
+    while (level < top) {
+      const char* next = NextOf(node_at(level), level);
+      if (next == nullptr || !UserKeyBefore(next, key)) break;
+      level++;
+    }
+    return level;
+  }
+
+  const char* FindLast() const {
+    const char* node = head();
+    for (int level = max_height_.load(std::memory_order_relaxed) - 1; level >= 0; level--) {
+      while (const char* next = NextOf(node, level)) node = next;
+    }
+    return node;
+  }
+
+  int RaiseMaxHeight(int height) {
+    int max_height = max_height_.load(std::memory_order_relaxed);
+    while (height > max_height &&
+           !max_height_.compare_exchange_weak(max_height, height, std::memory_order_relaxed)) {
+    }
+    return std::max(height, max_height);
+  }
+
+  // The lowest level at which the last insert's neighbours still bracket `entry`, or
+  // `max_height` when the search must start from the top. Consecutive inserts next to each
+  // other (list pushes, ordered loads) then cost a few comparisons instead of a search.
+  int BracketingLevel(const char* entry, int max_height) const;
+
+  // Whether `key` falls between the level-0 neighbours a search found (nullptr prev: none yet),
+  // so that it needs no search of its own.
+  bool InGap(const char* prev, const char* next, const Slice& key) const {
+    return prev != nullptr && (prev == head() || UserKeyBefore(prev, key)) &&
+           (next == nullptr || !UserKeyBefore(next, key));
+  }
+  // Batches with at least this many keys, all in one direction, are warmed as a sorted run.
+  static constexpr size_t kMinSortedRun = 4;
+  // 1 if the keys never descend, -1 if they never ascend, 0 if they do both or are all equal.
+  static int SortedDirection(const std::vector<Slice>& keys);
+  // WarmInsertPaths for keys sorted in one direction: one search after another, each from the
+  // last one's path. Returns how many searches ran.
+  size_t WarmSortedRun(const std::vector<Slice>& keys, bool ascending, int top,
+                       WarmedPaths& paths) const;
+
+  // Identifies this memtable among every one the process makes, for WarmedPaths.
+  static uint64_t NewId() {
+    static std::atomic<uint64_t> last{0};
+    return last.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  // The path to start `entry`'s insert from: its warming's, or else the one a seek or lookup
+  // kept for its key (a write no warming ran for: one key alone in its family), if that path's
+  // nodes all sort before the key. A kept path has id 0: no other insert shares its gap.
+  WarmedPaths::Path TakeWarmedPath(const char* entry) const {
+    Slice internal_key = InternalKeyOf(entry);
+    Slice user_key(internal_key.data(), internal_key.size() - 8);
+    WarmedPaths::Path warmed = ThreadWarmedPaths::Take(id_, user_key);
+    if (warmed.nodes != nullptr) return warmed;
+    const SearchPath* kept = ThreadSeekPaths::Take(id_, user_key);
+    if (kept == nullptr || (kept->nodes[0] != head() && !UserKeyBefore(kept->nodes[0], user_key)))
+      return {};
+    return {kept->nodes, kept->height, 0};
+  }
+
+  const uint64_t id_ = NewId();
+  const KeyComparator& compare_;
+  const bool bytewise_;
+  const std::shared_ptr<NewestMemTable> newest_;
+  std::atomic<int> max_height_{1};
+  Link head_links_[kMaxHeight];
+
+  // The single-writer path's splice: at each level, the nodes around the last insert.
+  int splice_height_ = 0;
+  const char* splice_prev_[kMaxHeight + 1];
+  const char* splice_next_[kMaxHeight + 1];
+  const char* last_insert_ = nullptr;
+  int last_insert_height_ = 0;
+  // The warmed path the last insert started from (0: none): a later insert from the same path
+  // lies in the same gap as it.
+  uint64_t last_warmed_path_ = 0;
+  // The inserts since the last one from another warmed path: at each level below run_height_
+  // (the tallest of them), the last of them that links into it.
+  const char* run_nodes_[kMaxHeight];
+  int run_height_ = 0;
+};
+
+}  // namespace skiplist
+}  // namespace basalt
