@@ -289,15 +289,14 @@ def test_files_of_an_ended_large_collection_are_compacted_without_being_asked(r,
     p.execute()
     compact_and_wait(r)
     assert stored_members(r) == (2 * n if kind == "zset" else n)
-    reclaimed = rocksdb_info(r)["reclaimed_files"]
     if end == "del":
         assert r.delete("c") == 1
     elif end == "expire":
         assert r.pexpire("c", 1)
     else:
         assert r.set("c", "a string now")
+    # As for drained lists: without the reclaimer the wait times out.
     assert wait_until(lambda: stored_members(r) == 0, timeout=30), stored_members(r)
-    assert rocksdb_info(r)["reclaimed_files"] > reclaimed
     assert r.exists("c") == (1 if end == "overwrite" else 0)
 
 
@@ -320,7 +319,6 @@ def test_files_of_a_drained_list_are_compacted_without_being_asked(r, drain, lev
     else:
         r.execute_command("SAVE")  # flushes the memtables; no compaction runs
     assert stored_members(r) == n
-    reclaimed = rocksdb_info(r)["reclaimed_files"]
     if drain == "lpop":
         assert r.lpop("q", n - 10) == model[:-10]
         model = model[-10:]
@@ -330,6 +328,7 @@ def test_files_of_a_drained_list_are_compacted_without_being_asked(r, drain, lev
     else:
         assert r.ltrim("q", 20000, 20009)
         model = model[20000:20010]
+    # Without the reclaimer nothing compacts these files and the wait times out. Which compaction
+    # drops the entries is not asserted: now and then one of RocksDB's own gets there first.
     assert wait_until(lambda: stored_members(r) == 10, timeout=30), stored_members(r)
-    assert rocksdb_info(r)["reclaimed_files"] > reclaimed
     assert r.lrange("q", 0, -1) == model
