@@ -345,7 +345,11 @@ Status Engine::ApplyLiveOption(const std::string& name, const std::string& value
   bool bloom_option = name == "rocksdb.memtable-prefix-bloom-ratio";
   for (int i = 0; i < kColumnFamilyCount; i++) {
     if (blob_option && !IsBlobColumnFamily(i)) continue;
-    if (bloom_option && !ServesPointReads(static_cast<ColumnFamily>(i))) continue;
+    // Families scanned in order have no bloom filter, nor do indexed memtables (options.cc).
+    if (bloom_option && (!ServesPointReads(static_cast<ColumnFamily>(i)) ||
+                         (memtables_[i] != nullptr && memtables_[i]->indexed()))) {
+      continue;
+    }
     rocksdb::Status s = db_->SetOptions(handles_[i], {{opt_name, opt_value}});
     if (!s.ok()) return Status::InvalidArgument(s.ToString());
   }

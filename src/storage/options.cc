@@ -75,10 +75,6 @@ rocksdb::ColumnFamilyOptions BaseColumnFamilyOptions(const Config& config,
   o.bottommost_compression = o.compression_per_level.back();
   o.memtable_prefix_bloom_size_ratio = config.GetDouble("rocksdb.memtable-prefix-bloom-ratio");
   o.memtable_whole_key_filtering = true;
-  if (config.GetString("rocksdb.memtable") == "basalt") {
-    o.memtable_factory =
-        std::make_shared<SkipListMemTableFactory>(o.comparator == rocksdb::BytewiseComparator());
-  }
   return o;
 }
 
@@ -162,7 +158,17 @@ EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& 
       default:
         break;
     }
-    if (!ServesPointReads(cf)) o.memtable_prefix_bloom_size_ratio = 0;
+    bool basalt_memtable = config.GetString("rocksdb.memtable") == "basalt";
+    if (basalt_memtable) {
+      // The index is sized for the write buffer the server starts with; a live change of its
+      // size leaves the index's chains longer or shorter, never wrong.
+      o.memtable_factory = std::make_shared<SkipListMemTableFactory>(
+          o.comparator == rocksdb::BytewiseComparator(),
+          ServesPointReads(cf) ? SkipListMemTableFactory::IndexBucketsFor(o.write_buffer_size) : 0);
+    }
+    // An indexed memtable answers for an absent key as its bloom filter would, from one bucket,
+    // and an insert then sets no filter bits: one random cache miss per write, not two.
+    if (!ServesPointReads(cf) || basalt_memtable) o.memtable_prefix_bloom_size_ratio = 0;
     out.column_families.emplace_back(ColumnFamilyName(cf), o);
   }
   return out;

@@ -9,9 +9,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <thread>
 #include <vector>
@@ -73,6 +75,113 @@ inline int TakeHeight(const char* entry) {
       reinterpret_cast<uintptr_t>(LinkOf(entry, 0)->load(std::memory_order_relaxed)));
 }
 
+inline Slice UserKeyOf(const char* entry) {
+  Slice internal_key = InternalKeyOf(entry);
+  return Slice(internal_key.data(), internal_key.size() - 8);
+}
+
+// The index of a list's nodes by user key (UserKeyIndex, below) chains each node from a link
+// just above its top level link: LinkOf(entry, height). The chain's pointers carry the height of
+// the node they point to in their top bits (user-space addresses fit below them), since nothing
+// else in a node records it.
+constexpr int kHeightShift = 58;
+
+inline const char* WithHeight(const char* entry, int height) {
+  return reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(entry) |
+                                       (static_cast<uintptr_t>(height) << kHeightShift));
+}
+
+inline const char* WithoutHeight(const char* tagged, int* height) {
+  auto bits = reinterpret_cast<uintptr_t>(tagged);
+  *height = static_cast<int>(bits >> kHeightShift);
+  return reinterpret_cast<const char*>(bits & ((uintptr_t{1} << kHeightShift) - 1));
+}
+
+// A hash table from user key to the list's nodes of that key, so that a point lookup reads a
+// bucket and the few nodes chained to it instead of walking ~2 log2(n) nodes down the list, most
+// of them cache misses in a memtable of a million entries (docs/benchmarks.md, change 54). Only
+// for lists ordered bytewise, where equal user keys are equal bytes.
+//
+// Each node is chained to its bucket once linked into the list. Along a chain, the nodes of one
+// user key run newest (largest trailer) first, as in the list: a single writer's nodes come in
+// sequence order and go at the head; concurrent writers (one write group's, whose sequence
+// numbers interleave) take the bucket's stripe lock and place theirs after the same key's newer
+// nodes. Readers take no lock: a node is chained with one release store, and one a reader misses
+// belongs to a write its snapshot does not include.
+class UserKeyIndex {
+ public:
+  // `buckets`: a power of two.
+  explicit UserKeyIndex(size_t buckets)
+      // calloc: the kernel's zeroed pages, faulted in as buckets are first used, rather than
+      // megabytes written while RocksDB switches memtables. All-zero bits are a null pointer in
+      // a lock-free atomic on the platforms this builds for.
+      : buckets_(static_cast<Link*>(std::calloc(buckets, sizeof(Link)))), mask_(buckets - 1) {
+    static_assert(Link::is_always_lock_free && sizeof(Link) == sizeof(const char*));
+    if (buckets_ == nullptr) throw std::bad_alloc();
+  }
+  ~UserKeyIndex() { std::free(buckets_); }
+  UserKeyIndex(const UserKeyIndex&) = delete;
+  UserKeyIndex& operator=(const UserKeyIndex&) = delete;
+
+  size_t MemoryUsage() const { return (mask_ + 1) * sizeof(Link); }
+
+  void Prefetch(const Slice& user_key) const { __builtin_prefetch(BucketOf(user_key)); }
+
+  // Chains `entry`, a node of height `height` linked into the list. Add is for the single
+  // writer, AddConcurrently for writers that run at the same time as each other.
+  void Add(const char* entry, int height) {
+    Link* bucket = BucketOf(UserKeyOf(entry));
+    LinkOf(entry, height)
+        ->store(bucket->load(std::memory_order_relaxed), std::memory_order_relaxed);
+    bucket->store(WithHeight(entry, height), std::memory_order_release);
+  }
+  void AddConcurrently(const char* entry, int height) {
+    Slice user_key = UserKeyOf(entry);
+    uint64_t trailer = TrailerOf(InternalKeyOf(entry));
+    Link* bucket = BucketOf(user_key);
+    std::lock_guard lock(stripes_[(bucket - buckets_) % kStripes]);
+    // After the last node of the same key that is newer than this one, or else at the head.
+    Link* place = bucket;
+    for (Link* link = bucket;;) {
+      int node_height;
+      const char* node = WithoutHeight(link->load(std::memory_order_relaxed), &node_height);
+      if (node == nullptr) break;
+      link = LinkOf(node, node_height);
+      if (UserKeyOf(node) != user_key) continue;
+      if (TrailerOf(InternalKeyOf(node)) < trailer) break;
+      place = link;
+    }
+    LinkOf(entry, height)->store(place->load(std::memory_order_relaxed), std::memory_order_relaxed);
+    place->store(WithHeight(entry, height), std::memory_order_release);
+  }
+
+  // The first node in list order at or after `internal_key` if it has the same user key, else
+  // nullptr: the node a search of the list would find, when that node is of the key sought.
+  const char* Find(const Slice& internal_key) const {
+    Slice user_key(internal_key.data(), internal_key.size() - 8);
+    uint64_t trailer = TrailerOf(internal_key);
+    const Link* link = BucketOf(user_key);
+    while (true) {
+      int height;
+      const char* node = WithoutHeight(link->load(std::memory_order_acquire), &height);
+      if (node == nullptr) return nullptr;
+      if (TrailerOf(InternalKeyOf(node)) <= trailer && UserKeyOf(node) == user_key) return node;
+      link = LinkOf(node, height);
+    }
+  }
+
+ private:
+  static constexpr size_t kStripes = 16;
+
+  Link* BucketOf(const Slice& user_key) const {
+    return &buckets_[memtable::HashUserKey(user_key) & mask_];
+  }
+
+  Link* const buckets_;
+  const size_t mask_;
+  std::mutex stripes_[kStripes];
+};
+
 inline int RandomHeight() {
   thread_local uint64_t state =
       std::hash<std::thread::id>()(std::this_thread::get_id()) | 1;  // xorshift needs non-zero
@@ -104,9 +213,15 @@ struct EntryTarget {
 
 class SkipList final : public MemTableRep {
  public:
+  // `index_buckets`: the size of the index by user key (0: none; bytewise lists only).
   SkipList(const KeyComparator& compare, rocksdb::Allocator* allocator, bool bytewise,
-           std::shared_ptr<NewestMemTable> newest)
-      : MemTableRep(allocator), compare_(compare), bytewise_(bytewise), newest_(std::move(newest)) {
+           std::shared_ptr<NewestMemTable> newest, size_t index_buckets)
+      : MemTableRep(allocator),
+        compare_(compare),
+        bytewise_(bytewise),
+        newest_(std::move(newest)),
+        index_(bytewise && index_buckets > 0 ? std::make_unique<UserKeyIndex>(index_buckets)
+                                             : nullptr) {
     for (Link& link : head_links_) link.store(nullptr, std::memory_order_relaxed);
     std::unique_lock lock(newest_->mutex);
     newest_->rep = this;
@@ -126,13 +241,15 @@ class SkipList final : public MemTableRep {
 
   KeyHandle Allocate(const size_t len, char** buf) override {
     int height = RandomHeight();
+    // An indexed list's nodes have one more link, the index's chain, above the others.
+    int links_below = height + (index_ != nullptr ? 1 : 0);
     // The arena's unaligned allocation, aligned here: the aligned one is not public.
     char* raw;
-    MemTableRep::Allocate(sizeof(Link) * height + len + alignof(Link) - 1, &raw);
+    MemTableRep::Allocate(sizeof(Link) * links_below + len + alignof(Link) - 1, &raw);
     auto aligned = (reinterpret_cast<uintptr_t>(raw) + alignof(Link) - 1) & ~(alignof(Link) - 1);
     auto* links = reinterpret_cast<Link*>(aligned);
-    for (int i = 0; i < height; i++) new (&links[i]) Link(nullptr);
-    char* entry = reinterpret_cast<char*>(links + height);
+    for (int i = 0; i < links_below; i++) new (&links[i]) Link(nullptr);
+    char* entry = reinterpret_cast<char*>(links + links_below);
     StashHeight(entry, height);
     *buf = entry;
     return entry;
@@ -148,19 +265,29 @@ class SkipList final : public MemTableRep {
     return found != nullptr && Compare(found, EntryTarget{entry}) == 0;
   }
 
-  // RocksDB's default Get walks an iterator it never frees; this one walks the list itself.
+  // RocksDB's default Get walks an iterator it never frees; this one reads the index, or walks
+  // the list itself. The callback sees the entries from the first at or after the lookup key:
+  // one whose user key differs ends the lookup, so finding no node of the key is the same.
   void Get(const rocksdb::LookupKey& lookup, void* callback_args,
            bool (*callback_func)(void* arg, const char* entry)) override {
     EntryTarget target{MemtableKeyOf(lookup)};
     const char* entry;
-    if (ThreadSeekPaths::KeepingLookups() && bytewise_ &&
-        newest_->id.load(std::memory_order_relaxed) == id_) {
+    // A lookup that keeps its path for the write that follows walks the list: that write then
+    // needs no search of its own.
+    bool keep_path = ThreadSeekPaths::KeepingLookups() && bytewise_ &&
+                     newest_->id.load(std::memory_order_relaxed) == id_;
+    if (index_ != nullptr) {
+      entry = index_->Find(InternalKeyOf(target.entry));
+      // A key the list does not hold has no path worth keeping: its insert is warmed.
+      if (entry == nullptr) keep_path = false;
+    }
+    if (keep_path) {
       SearchPath path;
       path.list_id = id_;
       entry = FindGreaterOrEqual(target, nullptr, &path);
       Slice internal_key = InternalKeyOf(target.entry);
       ThreadSeekPaths::Keep(Slice(internal_key.data(), internal_key.size() - 8), path);
-    } else {
+    } else if (index_ == nullptr) {
       entry = FindGreaterOrEqual(target);
     }
     while (entry != nullptr && callback_func(callback_args, entry)) entry = NextOf(entry, 0);
@@ -177,19 +304,17 @@ class SkipList final : public MemTableRep {
   }
   // The first node after `node` with another user key.
   static const char* NextUserKey(const char* node) {
-    Slice internal_key = InternalKeyOf(node);
-    Slice user_key(internal_key.data(), internal_key.size() - 8);
+    Slice user_key = UserKeyOf(node);
     const char* next = NextOf(node, 0);
     while (next != nullptr) {
-      Slice next_key = InternalKeyOf(next);
-      if (CompareUserKeys(Slice(next_key.data(), next_key.size() - 8), user_key) != 0) break;
+      if (CompareUserKeys(UserKeyOf(next), user_key) != 0) break;
       next = NextOf(next, 0);
     }
     return next;
   }
 
-  // Everything is in the memtable's arena, which RocksDB counts itself.
-  size_t ApproximateMemoryUsage() override { return 0; }
+  // The nodes are in the memtable's arena, which RocksDB counts itself; the index is not.
+  size_t ApproximateMemoryUsage() override { return index_ != nullptr ? index_->MemoryUsage() : 0; }
 
   Iterator* GetIterator(rocksdb::Arena* arena) override;
 
@@ -326,8 +451,7 @@ class SkipList final : public MemTableRep {
   // kept for its key (a write no warming ran for: one key alone in its family), if that path's
   // nodes all sort before the key. A kept path has id 0: no other insert shares its gap.
   WarmedPaths::Path TakeWarmedPath(const char* entry) const {
-    Slice internal_key = InternalKeyOf(entry);
-    Slice user_key(internal_key.data(), internal_key.size() - 8);
+    Slice user_key = UserKeyOf(entry);
     WarmedPaths::Path warmed = ThreadWarmedPaths::Take(id_, user_key);
     if (warmed.nodes != nullptr) return warmed;
     const SearchPath* kept = ThreadSeekPaths::Take(id_, user_key);
@@ -340,6 +464,7 @@ class SkipList final : public MemTableRep {
   const KeyComparator& compare_;
   const bool bytewise_;
   const std::shared_ptr<NewestMemTable> newest_;
+  const std::unique_ptr<UserKeyIndex> index_;
   std::atomic<int> max_height_{1};
   Link head_links_[kMaxHeight];
 

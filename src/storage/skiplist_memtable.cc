@@ -84,6 +84,8 @@ bool SkipList::InsertKey(KeyHandle handle) {
   const char* entry = static_cast<const char*>(handle);
   int height = TakeHeight(entry);
   int max_height = RaiseMaxHeight(height);
+  // The bucket's miss overlaps the search's.
+  if (index_ != nullptr) index_->Prefetch(UserKeyOf(entry));
   WarmedPaths::Path warmed = TakeWarmedPath(entry);
   EntryTarget target{entry};
   int level;
@@ -136,6 +138,7 @@ bool SkipList::InsertKey(KeyHandle handle) {
     LinkOf(entry, i)->store(splice_next_[i], std::memory_order_relaxed);
     LinkOf(splice_prev_[i], i)->store(entry, std::memory_order_release);
   }
+  if (index_ != nullptr) index_->Add(entry, height);
   // Keep the gap on the side the inserts are moving to: after the new node when keys ascend,
   // before it when they descend (LPUSH writes ever smaller indexes).
   bool descending = last_insert_ != nullptr && Compare(last_insert_, target) > 0;
@@ -155,6 +158,7 @@ bool SkipList::InsertKeyConcurrently(KeyHandle handle) {
   int height = TakeHeight(entry);
   int max_height = RaiseMaxHeight(height);
   EntryTarget target{entry};
+  if (index_ != nullptr) index_->Prefetch(UserKeyOf(entry));
   WarmedPaths::Path warmed = TakeWarmedPath(entry);
   const char* prev[kMaxHeight];
   const char* next[kMaxHeight];
@@ -192,6 +196,7 @@ bool SkipList::InsertKeyConcurrently(KeyHandle handle) {
       FindInLevel(target, i, prev[i], &prev[i], &next[i]);
     }
   }
+  if (index_ != nullptr) index_->AddConcurrently(entry, height);
   return true;
 }
 
@@ -210,11 +215,17 @@ using skiplist::TrailerOf;
 rocksdb::MemTableRep* SkipListMemTableFactory::CreateMemTableRep(
     const rocksdb::MemTableRep::KeyComparator& compare, rocksdb::Allocator* allocator,
     const rocksdb::SliceTransform*, rocksdb::Logger*) {
-  return new SkipList(compare, allocator, bytewise_, newest_);
+  return new SkipList(compare, allocator, bytewise_, newest_, index_buckets_);
 }
 
-SkipListMemTableFactory::SkipListMemTableFactory(bool bytewise)
-    : bytewise_(bytewise), newest_(std::make_shared<NewestMemTable>()) {}
+SkipListMemTableFactory::SkipListMemTableFactory(bool bytewise, size_t index_buckets)
+    : bytewise_(bytewise),
+      index_buckets_(index_buckets),
+      newest_(std::make_shared<NewestMemTable>()) {}
+
+size_t SkipListMemTableFactory::IndexBucketsFor(size_t write_buffer_size) {
+  return std::bit_ceil(std::max<size_t>(write_buffer_size / 64, 1024));
+}
 
 SkipListMemTableFactory::~SkipListMemTableFactory() = default;
 

@@ -28,7 +28,16 @@ class NewestMemTable;
 class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
  public:
   // bytewise: the column family's comparator is rocksdb::BytewiseComparator().
-  explicit SkipListMemTableFactory(bool bytewise);
+  // index_buckets: for a family that serves point reads, the buckets of each memtable's index by
+  // user key (a power of two; 0: no index). With one, a lookup reads a bucket and a node or two
+  // instead of searching the list (docs/benchmarks.md, change 54); each node takes 8 more bytes,
+  // and the buckets 8 bytes each, counted in the memtable's size. Bytewise families only.
+  explicit SkipListMemTableFactory(bool bytewise, size_t index_buckets = 0);
+  // The index size for a memtable of `write_buffer_size` bytes: a bucket per 64 bytes, about
+  // one per entry of a set's members once it is full.
+  static size_t IndexBucketsFor(size_t write_buffer_size);
+  // Whether the memtables it makes have the index.
+  bool indexed() const { return bytewise_ && index_buckets_ > 0; }
   ~SkipListMemTableFactory() override;
 
   using rocksdb::MemTableRepFactory::CreateMemTableRep;
@@ -75,8 +84,8 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   // While one lives, the thread's point lookups that search its newest memtable keep their path
   // for the key they looked up, as KeepLastSeekFor keeps a seek's: a read of the value a key
   // holds before the thread overwrites or deletes it (HSET's, ZADD's) then spares the write its
-  // search. A lookup that the memtable's bloom filter answers (a key absent from it) searches
-  // nothing and keeps nothing.
+  // search. A lookup that the memtable's index or bloom filter answers (a key absent from it)
+  // searches nothing and keeps nothing.
   class KeepingLookupPaths {
    public:
     KeepingLookupPaths();
@@ -118,6 +127,7 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
 
  private:
   bool bytewise_;
+  size_t index_buckets_;
   std::shared_ptr<NewestMemTable> newest_;
 };
 

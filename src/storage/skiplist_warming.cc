@@ -34,6 +34,10 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
   const char* gap_prev = nullptr;
   const char* gap_next = nullptr;
   uint32_t gap_path = 0;
+  // The inserts also chain each node to its bucket in the index.
+  if (index_ != nullptr) {
+    for (const Slice& key : keys) index_->Prefetch(key);
+  }
   int top = max_height_.load(std::memory_order_relaxed) - 1;
   WarmedPaths& paths = ThreadWarmedPaths::Start(id_, top + 1);
   int direction = keys.size() >= kMinSortedRun ? SortedDirection(keys) : 0;

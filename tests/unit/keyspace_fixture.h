@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "common/clock.h"
 #include "config/config.h"
@@ -42,6 +44,9 @@ class KeyspaceFixture : public ::testing::Test {
     ASSERT_TRUE(config_->SetAtStartup("rocksdb.block-cache-size", "8mb").ok());
     ASSERT_TRUE(config_->SetAtStartup("rocksdb.write-buffer-size", "4mb").ok());
     ASSERT_TRUE(config_->SetAtStartup("rocksdb.row-cache-size", "1mb").ok());
+    for (const auto& [name, value] : extra_config_) {
+      ASSERT_TRUE(config_->SetAtStartup(name, value).ok()) << name;
+    }
     auto ks = Keyspace::Open(config_.get());
     ASSERT_TRUE(ks.ok()) << ks.status().message();
     ks_ = std::move(*ks);
@@ -52,6 +57,9 @@ class KeyspaceFixture : public ::testing::Test {
     config_.reset();
     ASSERT_NO_FATAL_FAILURE(Open());
   }
+
+  // Config keys set, in order, at every open after the fixture's own.
+  std::vector<std::pair<std::string, std::string>> extra_config_;
 
   // SET key value [PXAT expire_ms] through a Context, as the string commands do.
   void Set(int db, const std::string& key, const std::string& value, int64_t expire_ms = 0) {

@@ -29,7 +29,13 @@ namespace {
 
 using Model = std::map<std::string, std::string, std::less<>>;
 
-class SkipListMemTableTest : public ::testing::TestWithParam<bool> {
+// How the memtable under test compares and finds keys: through RocksDB's comparator, inline
+// bytewise, or inline bytewise with the index by user key answering point lookups (a small one,
+// so that its chains are long and mix many keys).
+enum class Lookups { kRocksDBComparator, kBytewise, kIndexed };
+constexpr size_t kTestIndexBuckets = 64;
+
+class SkipListMemTableTest : public ::testing::TestWithParam<Lookups> {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/basalt-skiplist-XXXXXX";
@@ -43,13 +49,15 @@ class SkipListMemTableTest : public ::testing::TestWithParam<bool> {
     std::filesystem::remove_all(dir_, ec);
   }
 
-  // GetParam(): the factory compares keys inline (true) or through RocksDB's comparator.
+  bool bytewise() const { return GetParam() != Lookups::kRocksDBComparator; }
+
   void Open(bool concurrent_writes = false) {
     rocksdb::Options options;
     options.create_if_missing = true;
     options.write_buffer_size = 256 << 20;  // nothing reaches an SST file during a test
     options.allow_concurrent_memtable_write = concurrent_writes;
-    factory_ = std::make_shared<SkipListMemTableFactory>(GetParam());
+    factory_ = std::make_shared<SkipListMemTableFactory>(
+        bytewise(), GetParam() == Lookups::kIndexed ? kTestIndexBuckets : 0);
     options.memtable_factory = factory_;
     options.statistics = rocksdb::CreateDBStatistics();
     statistics_ = options.statistics;
@@ -258,6 +266,91 @@ TEST_P(SkipListMemTableTest, ConcurrentWritersLoseNothing) {
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
 }
 
+// Writers in one write group insert concurrently, and their sequence numbers interleave: several
+// of them writing the same few keys put versions of a key into the memtable out of sequence
+// order. A point lookup (through the index, when there is one) must still find, at any
+// snapshot, the version an iterator over the list finds there.
+TEST_P(SkipListMemTableTest, ConcurrentWritersOfTheSameKeysReadTheirNewestVersions) {
+  ASSERT_NO_FATAL_FAILURE(Open(/*concurrent_writes=*/true));
+  constexpr int kWriters = 4, kKeys = 24, kMinBatches = 300, kMaxBatches = 50000, kPerBatch = 8;
+  constexpr uint64_t kGroupedWrites = 200;
+  auto key_of = [](uint32_t n) { return "same:" + std::to_string(n % kKeys); };
+  std::vector<int> batches(kWriters, 0);
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; w++) {
+    writers.emplace_back([&, w] {
+      std::mt19937 rng(w);
+      while (batches[w] < kMaxBatches &&
+             (batches[w] < kMinBatches ||
+              statistics_->getTickerCount(rocksdb::WRITE_DONE_BY_OTHER) < kGroupedWrites)) {
+        rocksdb::WriteBatch batch;
+        for (int i = 0; i < kPerBatch; i++) {
+          std::string value =
+              std::to_string(w) + "-" + std::to_string(batches[w]) + "-" + std::to_string(i);
+          uint32_t n = rng();
+          // A key twice in one batch: its second value is the newer.
+          ASSERT_TRUE((n % 5 == 0 ? batch.Delete(key_of(n)) : batch.Put(key_of(n), value)).ok());
+        }
+        ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
+        batches[w]++;
+      }
+    });
+  }
+  std::vector<const rocksdb::Snapshot*> snapshots;
+  while (snapshots.size() < 50) {
+    snapshots.push_back(db_->GetSnapshot());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  for (auto& t : writers) t.join();
+  EXPECT_GE(statistics_->getTickerCount(rocksdb::WRITE_DONE_BY_OTHER), kGroupedWrites);
+  snapshots.push_back(nullptr);  // the latest state
+  for (const rocksdb::Snapshot* snapshot : snapshots) {
+    rocksdb::ReadOptions read;
+    read.snapshot = snapshot;
+    Model listed;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(read));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      listed[it->key().ToString()] = it->value().ToString();
+    }
+    for (int n = 0; n < kKeys; n++) {
+      std::string key = key_of(n), got;
+      rocksdb::Status s = db_->Get(read, key, &got);
+      auto found = listed.find(key);
+      ASSERT_EQ(s.ok(), found != listed.end()) << key << ": " << s.ToString();
+      if (s.ok()) {
+        ASSERT_EQ(got, found->second) << key;
+      }
+    }
+    if (snapshot != nullptr) db_->ReleaseSnapshot(snapshot);
+  }
+}
+
+// The index's buckets live outside the memtable's arena: the memtable's size counts them, so
+// that RocksDB flushes an indexed memtable when its nodes and its index together reach the
+// write buffer size.
+TEST(SkipListMemTableIndex, BucketsAreCountedInTheMemtableSize) {
+  auto active_size = [](size_t index_buckets) {
+    char tmpl[] = "/tmp/basalt-skiplist-XXXXXX";
+    EXPECT_NE(mkdtemp(tmpl), nullptr);
+    rocksdb::Options options;
+    options.create_if_missing = true;
+    options.memtable_factory = std::make_shared<SkipListMemTableFactory>(true, index_buckets);
+    rocksdb::DB* raw = nullptr;
+    EXPECT_TRUE(rocksdb::DB::Open(options, tmpl, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    EXPECT_TRUE(db->Put({}, "key", "value").ok());
+    uint64_t size = 0;
+    EXPECT_TRUE(db->GetIntProperty("rocksdb.cur-size-active-mem-table", &size));
+    db.reset();
+    std::filesystem::remove_all(tmpl);
+    return size;
+  };
+  constexpr size_t kBuckets = 1 << 20;
+  uint64_t plain = active_size(0), indexed = active_size(kBuckets);
+  EXPECT_LT(plain, kBuckets * 8);
+  EXPECT_GE(indexed, plain + kBuckets * 8);
+}
+
 std::string Numbered(const char* prefix, int n) {
   char key[32];
   snprintf(key, sizeof(key), "%s%06d", prefix, n);
@@ -275,7 +368,7 @@ TEST_P(SkipListMemTableTest, WarmingSearchesEachKeyInAGapOfItsOwn) {
   ASSERT_NO_FATAL_FAILURE(Open());
   std::vector<std::string> keys = {Numbered("k", 5), "a", "z"};
   // An empty list is one gap, but all three keys start their lanes before the first ends.
-  EXPECT_EQ(Warm(*factory_, keys), GetParam() ? 3u : 0u);
+  EXPECT_EQ(Warm(*factory_, keys), bytewise() ? 3u : 0u);
   for (int i = 0; i < 20000; i += 2) ASSERT_NO_FATAL_FAILURE(Put(Numbered("k", i), "v"));
   keys.clear();
   std::mt19937 rng(3);
@@ -287,7 +380,7 @@ TEST_P(SkipListMemTableTest, WarmingSearchesEachKeyInAGapOfItsOwn) {
   for (size_t i = 1; i < keys.size(); i++) {
     if (keys[i] == keys[i - 1]) keys[i] = Numbered("k", 1);  // no two in a row share a gap
   }
-  EXPECT_EQ(Warm(*factory_, keys), GetParam() ? keys.size() : 0u);
+  EXPECT_EQ(Warm(*factory_, keys), bytewise() ? keys.size() : 0u);
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
 }
 
@@ -300,7 +393,7 @@ TEST_P(SkipListMemTableTest, WarmingSkipsKeysInTheGapJustFound) {
   for (int i = 999; i >= 0; i--) descending.push_back(Numbered("l", i));
   for (int i = 0; i < 1000; i++) ascending.push_back(Numbered("n", i));
   // One search per lane at most, and none off the bytewise path.
-  size_t most = GetParam() ? SkipListMemTableFactory::kWarmingLanes : 0;
+  size_t most = bytewise() ? SkipListMemTableFactory::kWarmingLanes : 0;
   EXPECT_LE(Warm(*factory_, descending), most);
   EXPECT_LE(Warm(*factory_, ascending), most);
 }
@@ -328,7 +421,7 @@ TEST_P(SkipListMemTableTest, WarmingFollowsMemtablesAcrossFlushes) {
   }
   done = true;
   warmer.join();
-  EXPECT_EQ(searches.load() > 0, GetParam());
+  EXPECT_EQ(searches.load() > 0, bytewise());
 }
 
 // Inserts start from the paths the warming walks left: batches of puts and deletions at random
@@ -384,7 +477,7 @@ TEST_P(SkipListMemTableTest, InsertsFromWarmedPathsAgreeWithAModel) {
     }
     // Each insert matches the next warmed key or nothing; a new memtable matches nothing.
     size_t expected = 0;
-    if (GetParam() && !flushed) {
+    if (bytewise() && !flushed) {
       size_t next = 0;
       for (const std::string& key : written) {
         if (next < warmed.size() && warmed[next] == key) next++, expected++;
@@ -444,11 +537,11 @@ TEST_P(SkipListMemTableTest, WarmingStartsFromTheSeeksThatFoundTheKeys) {
     SkipListMemTableFactory::ForgetKeptSeeks();
     for (const std::string& key : keys) model_.erase(key);
     EXPECT_EQ(SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread() - inserts,
-              GetParam() ? keys.size() : 0u)
+              bytewise() ? keys.size() : 0u)
         << "round " << round;
   }
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
-  if (GetParam()) {
+  if (bytewise()) {
     // A search from the head steps to ~17 nodes in a list of ~20000 entries; one from its seek's
     // path to one or two (16.7k against 1.3k steps over the rounds when this was written).
     EXPECT_LT(steps_kept * 5, steps_unkept);
@@ -503,7 +596,7 @@ TEST_P(SkipListMemTableTest, WritesStartFromTheLookupsOfTheirOldValues) {
     SkipListMemTableFactory::ForgetKeptSeeks();
     for (const std::string& key : keys) model_[key] = std::to_string(round);
     EXPECT_EQ(SkipListMemTableFactory::KeptPathsTakenOnThisThread() - taken,
-              keep && GetParam() ? keys.size() - 1 : 0u)
+              keep && bytewise() ? keys.size() - 1 : 0u)
         << "round " << round;
   }
   // Lone writes: the insert itself starts from the lookup's path.
@@ -521,11 +614,11 @@ TEST_P(SkipListMemTableTest, WritesStartFromTheLookupsOfTheirOldValues) {
     ASSERT_NO_FATAL_FAILURE(Put(key, "lone" + std::to_string(round)));
     SkipListMemTableFactory::ForgetKeptSeeks();
     EXPECT_EQ(SkipListMemTableFactory::KeptPathsTakenOnThisThread() - taken,
-              keep && GetParam() ? 1u : 0u)
+              keep && bytewise() ? 1u : 0u)
         << "lone round " << round;
   }
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
-  if (GetParam()) {
+  if (bytewise()) {
     EXPECT_LT(steps_kept * 5, steps_unkept);
   } else {
     EXPECT_EQ(steps_kept + steps_unkept, 0u);
@@ -568,7 +661,7 @@ TEST_P(SkipListMemTableTest, SortedRunsWarmFromTheLastPath) {
     uint64_t before = SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread();
     size_t searches = Warm(*factory_, keys);
     // Every key sits in a gap of its own: the entries written so far are all different keys.
-    EXPECT_EQ(searches, GetParam() ? keys.size() : 0u) << "round " << round;
+    EXPECT_EQ(searches, bytewise() ? keys.size() : 0u) << "round " << round;
     for (int i = 0; i < 3; i++) {
       ASSERT_NO_FATAL_FAILURE(Put(Numbered("k", static_cast<int>(rng() % 20000)) + "+", "p"));
     }
@@ -581,7 +674,7 @@ TEST_P(SkipListMemTableTest, SortedRunsWarmFromTheLastPath) {
       }
     }
     EXPECT_EQ(SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread() - before,
-              GetParam() ? keys.size() : 0u)
+              bytewise() ? keys.size() : 0u)
         << "round " << round;
   }
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
@@ -603,11 +696,11 @@ TEST_P(SkipListMemTableTest, RunsInOneGapInsertInOrder) {
     rocksdb::WriteBatch batch;
     for (const std::string& key : keys) batch.Put(key, "r" + std::to_string(round));
     uint64_t before = SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread();
-    EXPECT_EQ(Warm(*factory_, keys), GetParam() ? 1u : 0u) << "round " << round;
+    EXPECT_EQ(Warm(*factory_, keys), bytewise() ? 1u : 0u) << "round " << round;
     ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
     for (const std::string& key : keys) model_[key] = "r" + std::to_string(round);
     EXPECT_EQ(SkipListMemTableFactory::InsertsFromWarmedPathsOnThisThread() - before,
-              GetParam() ? keys.size() : 0u)
+              bytewise() ? keys.size() : 0u)
         << "round " << round;
   }
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
@@ -636,7 +729,7 @@ TEST_P(SkipListMemTableTest, LongRunsInOneGapInsertInStepsThatDoNotGrow) {
   for (const std::string& key : keys) model_[key] = "r";
   // Each insert starts right before its place (measured: no step at all for the 20k inserts;
   // 38.1M steps before the fix). Off the bytewise path nothing is warmed.
-  EXPECT_EQ(inserts, GetParam() ? keys.size() : 0u);
+  EXPECT_EQ(inserts, bytewise() ? keys.size() : 0u);
   EXPECT_LT(steps, keys.size());
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
 }
@@ -733,7 +826,7 @@ TEST_P(SkipListMemTableTest, NewestReaderSeesEachKeysNewestEntry) {
        {std::string(), std::string("kb"), std::string("kcc"), std::string("zz"), RandomKey(&rng)}) {
     SkipListMemTableFactory::NewestReader reader = factory_->ReadNewest();
     reader.Seek(target);
-    if (!GetParam()) {
+    if (!bytewise()) {
       EXPECT_FALSE(reader.Valid());
       continue;
     }
@@ -756,7 +849,7 @@ TEST_P(SkipListMemTableTest, NewestReaderReadsOnlyTheNewestMemtable) {
   ASSERT_NO_FATAL_FAILURE(Open());
   ASSERT_NO_FATAL_FAILURE(Put("a", "1"));
   ASSERT_NO_FATAL_FAILURE(Put("c", "1"));
-  if (!GetParam()) {  // not bytewise: nothing is read
+  if (!bytewise()) {  // not bytewise: nothing is read
     SkipListMemTableFactory::NewestReader reader = factory_->ReadNewest();
     reader.Seek("");
     EXPECT_FALSE(reader.Valid());
@@ -780,8 +873,20 @@ TEST_P(SkipListMemTableTest, NewestReaderReadsOnlyTheNewestMemtable) {
   EXPECT_FALSE(newest.Valid());
 }
 
-INSTANTIATE_TEST_SUITE_P(BothComparisonPaths, SkipListMemTableTest, ::testing::Bool(),
-                         [](const auto& info) { return info.param ? "Bytewise" : "RocksDB"; });
+INSTANTIATE_TEST_SUITE_P(EachLookupPath, SkipListMemTableTest,
+                         ::testing::Values(Lookups::kRocksDBComparator, Lookups::kBytewise,
+                                           Lookups::kIndexed),
+                         [](const auto& info) {
+                           switch (info.param) {
+                             case Lookups::kRocksDBComparator:
+                               return "RocksDB";
+                             case Lookups::kBytewise:
+                               return "Bytewise";
+                             case Lookups::kIndexed:
+                               return "Indexed";
+                           }
+                           return "";
+                         });
 
 }  // namespace
 }  // namespace basalt

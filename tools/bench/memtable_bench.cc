@@ -7,8 +7,9 @@
 // factory is filled with `--fill` members of one set, as the server lays them out, in batches of
 // 16 whose insert paths are warmed first (as a pipeline of 16 SADDs is); then each round times
 // `--inserts` more such inserts (in batches of `--batch`, 16 by default; 1 is an unpipelined
-// client's) and `--gets` point lookups of random members, and prints nanoseconds per key. Run
-// two builds alternately and compare medians.
+// client's) and `--gets` point lookups of random members, and prints nanoseconds per key.
+// `--index-buckets` sizes the memtable's index by user key (0: none). Run two builds (or two
+// settings) alternately and compare medians.
 //
 // It measures and asserts nothing; it exits non-zero only when RocksDB fails.
 #include <rocksdb/db.h>
@@ -34,6 +35,8 @@ struct Args {
   size_t inserts = 300000;
   size_t gets = 500000;
   size_t batch = 16;
+  // The server's for its default 64 MiB write buffer; 0 for a memtable without the index.
+  size_t index_buckets = basalt::SkipListMemTableFactory::IndexBucketsFor(64 << 20);
   int rounds = 3;
   std::string dir = "/tmp/basalt-memtable-bench";
 };
@@ -60,6 +63,8 @@ bool ParseArgs(int argc, char** argv, Args* args) {
       args->gets = std::strtoull(value, nullptr, 10);
     } else if (flag == "--batch") {
       args->batch = std::max<size_t>(1, std::strtoull(value, nullptr, 10));
+    } else if (flag == "--index-buckets") {
+      args->index_buckets = std::strtoull(value, nullptr, 10);
     } else if (flag == "--rounds") {
       args->rounds = std::atoi(value);
     } else if (flag == "--dir") {
@@ -81,7 +86,7 @@ class Bench {
     rocksdb::Options options;
     options.create_if_missing = true;
     options.write_buffer_size = size_t{4} << 30;  // one memtable for the whole run
-    factory_ = std::make_shared<basalt::SkipListMemTableFactory>(true);
+    factory_ = std::make_shared<basalt::SkipListMemTableFactory>(true, args_.index_buckets);
     options.memtable_factory = factory_;
     rocksdb::Status s = rocksdb::DB::Open(options, args_.dir, &db_);
     if (!s.ok()) std::fprintf(stderr, "open %s: %s\n", args_.dir.c_str(), s.ToString().c_str());
@@ -145,7 +150,8 @@ int main(int argc, char** argv) {
   if (!ParseArgs(argc, argv, &args)) {
     std::fprintf(
         stderr,
-        "usage: %s [--fill N] [--inserts N] [--batch N] [--gets N] [--rounds N] [--dir PATH]\n",
+        "usage: %s [--fill N] [--inserts N] [--batch N] [--gets N] [--index-buckets N] [--rounds N]"
+        " [--dir PATH]\n",
         argv[0]);
     return 2;
   }
