@@ -118,7 +118,8 @@ const std::vector<ConfigKey> kKeys = {
     {"rocksdb.data-block-hash-ratio", ConfigKind::kDouble, "0.75", false, 0, 0, "",
      "data block hash index utilisation ratio (0 disables the hash index)"},
     {"rocksdb.memtable-prefix-bloom-ratio", ConfigKind::kDouble, "0.1", true, 0, 0, "",
-     "share of the memtable given to its bloom filter"},
+     "share of the memtable given to its bloom filter (rocksdb memtable only; basalt's indexes "
+     "keys instead)"},
     {"rocksdb.compression", ConfigKind::kEnum, "tiered", false, 0, 0, "tiered|none|lz4|zstd",
      "tiered: none on L0/L1, LZ4 in the middle, ZSTD on the last level"},
     {"rocksdb.memtable", ConfigKind::kEnum, "basalt", false, 0, 0, "basalt|rocksdb",
