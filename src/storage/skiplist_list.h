@@ -80,21 +80,33 @@ inline Slice UserKeyOf(const char* entry) {
   return Slice(internal_key.data(), internal_key.size() - 8);
 }
 
-// The index of a list's nodes by user key (UserKeyIndex, below) chains each node from a link
-// just above its top level link: LinkOf(entry, height). The chain's pointers carry the height of
-// the node they point to in their top bits (user-space addresses fit below them), since nothing
-// else in a node records it.
+// The index of a list's nodes by user key (UserKeyIndex, below) chains nodes from a link just
+// above their top level link: LinkOf(entry, height). A chain's pointers carry, in their top bits,
+// the height of the node they point to, since nothing else in a node records it, and ten bits of
+// its key's hash, so that a key is compared only with nodes whose bits match. Linux gives a
+// process addresses below 2^47 unless it asks for higher ones (x86-64's five-level paging and
+// arm64's 52-bit addresses both need a hint to mmap), which neither RocksDB's arena nor malloc
+// gives.
+constexpr int kTagShift = 48;
 constexpr int kHeightShift = 58;
 
-inline const char* WithHeight(const char* entry, int height) {
-  return reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(entry) |
+inline const char* Tagged(const char* entry, int height, uint64_t tag) {
+  auto bits = reinterpret_cast<uintptr_t>(entry);
+  if (bits >> kTagShift != 0) std::abort();  // the address would lose its top bits
+  return reinterpret_cast<const char*>(bits | (tag << kTagShift) |
                                        (static_cast<uintptr_t>(height) << kHeightShift));
 }
 
-inline const char* WithoutHeight(const char* tagged, int* height) {
+struct ChainNode {
+  const char* entry;  // nullptr: the end of the chain
+  int height;
+  uint64_t tag;
+};
+
+inline ChainNode Untagged(const char* tagged) {
   auto bits = reinterpret_cast<uintptr_t>(tagged);
-  *height = static_cast<int>(bits >> kHeightShift);
-  return reinterpret_cast<const char*>(bits & ((uintptr_t{1} << kHeightShift) - 1));
+  return {reinterpret_cast<const char*>(bits & ((uintptr_t{1} << kTagShift) - 1)),
+          static_cast<int>(bits >> kHeightShift), (bits >> kTagShift) & 0x3ff};
 }
 
 // A hash table from user key to the list's nodes of that key, so that a point lookup reads a
@@ -102,12 +114,15 @@ inline const char* WithoutHeight(const char* tagged, int* height) {
 // of them cache misses in a memtable of a million entries (docs/benchmarks.md, change 54). Only
 // for lists ordered bytewise, where equal user keys are equal bytes.
 //
-// Each node is chained to its bucket once linked into the list. Along a chain, the nodes of one
-// user key run newest (largest trailer) first, as in the list: a single writer's nodes come in
-// sequence order and go at the head; concurrent writers (one write group's, whose sequence
-// numbers interleave) take the bucket's stripe lock and place theirs after the same key's newer
-// nodes. Readers take no lock: a node is chained with one release store, and one a reader misses
-// belongs to a write its snapshot does not include.
+// Each node is chained to its bucket once linked into the list, and a key's older nodes follow
+// its newest in the list. A key's nodes along a chain run newest first, as in the list: the
+// single writer's come in sequence order and go at the head, and one that finds its own key's
+// node there takes that node's place instead, so that a key written over and over (a counter)
+// keeps one node in the chain, not a chain as long as its history that every other key of the
+// bucket would walk. Concurrent writers (one write group's, whose sequence numbers interleave)
+// take the bucket's stripe lock and place theirs after the same key's newer nodes. Readers take
+// no lock: a node is chained, or takes another's place, with one release store; a reader that
+// misses it reads for a snapshot without its write, and the node it replaced still leads on.
 class UserKeyIndex {
  public:
   // `buckets`: a power of two.
@@ -125,34 +140,43 @@ class UserKeyIndex {
 
   size_t MemoryUsage() const { return (mask_ + 1) * sizeof(Link); }
 
-  void Prefetch(const Slice& user_key) const { __builtin_prefetch(BucketOf(user_key)); }
+  void Prefetch(const Slice& user_key) const {
+    __builtin_prefetch(&buckets_[memtable::HashUserKey(user_key) & mask_]);
+  }
 
   // Chains `entry`, a node of height `height` linked into the list. Add is for the single
   // writer, AddConcurrently for writers that run at the same time as each other.
   void Add(const char* entry, int height) {
-    Link* bucket = BucketOf(UserKeyOf(entry));
-    LinkOf(entry, height)
-        ->store(bucket->load(std::memory_order_relaxed), std::memory_order_relaxed);
-    bucket->store(WithHeight(entry, height), std::memory_order_release);
+    Slice user_key = UserKeyOf(entry);
+    uint64_t hash = memtable::HashUserKey(user_key);
+    Link* bucket = &buckets_[hash & mask_];
+    const char* head = bucket->load(std::memory_order_relaxed);
+    ChainNode first = Untagged(head);
+    const char* next = head;
+    if (first.entry != nullptr && Matches(first, TagOf(hash), user_key)) {
+      next = LinkOf(first.entry, first.height)->load(std::memory_order_relaxed);
+    }
+    LinkOf(entry, height)->store(next, std::memory_order_relaxed);
+    bucket->store(Tagged(entry, height, TagOf(hash)), std::memory_order_release);
   }
   void AddConcurrently(const char* entry, int height) {
     Slice user_key = UserKeyOf(entry);
+    uint64_t hash = memtable::HashUserKey(user_key), tag = TagOf(hash);
     uint64_t trailer = TrailerOf(InternalKeyOf(entry));
-    Link* bucket = BucketOf(user_key);
-    std::lock_guard lock(stripes_[(bucket - buckets_) % kStripes]);
+    Link* bucket = &buckets_[hash & mask_];
+    std::lock_guard lock(stripes_[(hash & mask_) % kStripes]);
     // After the last node of the same key that is newer than this one, or else at the head.
     Link* place = bucket;
     for (Link* link = bucket;;) {
-      int node_height;
-      const char* node = WithoutHeight(link->load(std::memory_order_relaxed), &node_height);
-      if (node == nullptr) break;
-      link = LinkOf(node, node_height);
-      if (UserKeyOf(node) != user_key) continue;
-      if (TrailerOf(InternalKeyOf(node)) < trailer) break;
+      ChainNode node = Untagged(link->load(std::memory_order_relaxed));
+      if (node.entry == nullptr) break;
+      link = LinkOf(node.entry, node.height);
+      if (!Matches(node, tag, user_key)) continue;
+      if (TrailerOf(InternalKeyOf(node.entry)) < trailer) break;
       place = link;
     }
     LinkOf(entry, height)->store(place->load(std::memory_order_relaxed), std::memory_order_relaxed);
-    place->store(WithHeight(entry, height), std::memory_order_release);
+    place->store(Tagged(entry, height, tag), std::memory_order_release);
   }
 
   // The first node in list order at or after `internal_key` if it has the same user key, else
@@ -160,21 +184,38 @@ class UserKeyIndex {
   const char* Find(const Slice& internal_key) const {
     Slice user_key(internal_key.data(), internal_key.size() - 8);
     uint64_t trailer = TrailerOf(internal_key);
-    const Link* link = BucketOf(user_key);
-    while (true) {
-      int height;
-      const char* node = WithoutHeight(link->load(std::memory_order_acquire), &height);
-      if (node == nullptr) return nullptr;
-      if (TrailerOf(InternalKeyOf(node)) <= trailer && UserKeyOf(node) == user_key) return node;
-      link = LinkOf(node, height);
+    uint64_t hash = memtable::HashUserKey(user_key), tag = TagOf(hash);
+    const Link* link = &buckets_[hash & mask_];
+    for (uint64_t& steps = StepsOnThisThread();; steps++) {
+      ChainNode node = Untagged(link->load(std::memory_order_acquire));
+      if (node.entry == nullptr) return nullptr;
+      if (Matches(node, tag, user_key)) {
+        // The key's newest node; older ones follow it in the list. A snapshot taken before the
+        // newest writes steps past them.
+        const char* found = node.entry;
+        while (found != nullptr && TrailerOf(InternalKeyOf(found)) > trailer) {
+          found = NextOf(found, 0);
+          if (found != nullptr && UserKeyOf(found) != user_key) return nullptr;
+        }
+        return found;
+      }
+      link = LinkOf(node.entry, node.height);
     }
+  }
+
+  // How many chained nodes this thread's lookups have stepped to, since it started.
+  static uint64_t& StepsOnThisThread() {
+    thread_local uint64_t steps = 0;
+    return steps;
   }
 
  private:
   static constexpr size_t kStripes = 16;
 
-  Link* BucketOf(const Slice& user_key) const {
-    return &buckets_[memtable::HashUserKey(user_key) & mask_];
+  // Ten bits of the hash that the bucket index does not use.
+  static uint64_t TagOf(uint64_t hash) { return hash >> 54; }
+  static bool Matches(const ChainNode& node, uint64_t tag, const Slice& user_key) {
+    return node.tag == tag && UserKeyOf(node.entry) == user_key;
   }
 
   Link* const buckets_;

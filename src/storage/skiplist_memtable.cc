@@ -237,6 +237,10 @@ uint64_t SkipListMemTableFactory::WarmingStepsOnThisThread() {
   return ThreadWarmedPaths::Steps();
 }
 
+uint64_t SkipListMemTableFactory::IndexStepsOnThisThread() {
+  return skiplist::UserKeyIndex::StepsOnThisThread();
+}
+
 uint64_t SkipListMemTableFactory::WarmedInsertStepsOnThisThread() {
   return ThreadWarmedPaths::InsertSteps();
 }

@@ -38,6 +38,8 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   static size_t IndexBucketsFor(size_t write_buffer_size);
   // Whether the memtables it makes have the index.
   bool indexed() const { return bytewise_ && index_buckets_ > 0; }
+  // How many chained nodes this thread's lookups in an index have stepped to, since it started.
+  static uint64_t IndexStepsOnThisThread();
   ~SkipListMemTableFactory() override;
 
   using rocksdb::MemTableRepFactory::CreateMemTableRep;

@@ -325,6 +325,43 @@ TEST_P(SkipListMemTableTest, ConcurrentWritersOfTheSameKeysReadTheirNewestVersio
   }
 }
 
+// A key written over and over (a counter) keeps one node in its bucket's chain, not one per
+// write: a lookup of another key of the bucket steps over it once. All keys share one bucket
+// here.
+TEST(SkipListMemTableIndex, AKeyWrittenOverAndOverKeepsOneNodeInItsChain) {
+  char tmpl[] = "/tmp/basalt-skiplist-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  options.memtable_factory = std::make_shared<SkipListMemTableFactory>(true, 1);
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(options, tmpl, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  ASSERT_TRUE(db->Put({}, "cold", "c").ok());
+  const rocksdb::Snapshot* early = nullptr;
+  for (int i = 0; i < 10000; i++) {
+    ASSERT_TRUE(db->Put({}, "hot", std::to_string(i)).ok());
+    if (i == 100) early = db->GetSnapshot();
+  }
+  std::string value;
+  uint64_t before = SkipListMemTableFactory::IndexStepsOnThisThread();
+  ASSERT_TRUE(db->Get({}, "cold", &value).ok());
+  EXPECT_EQ(value, "c");
+  EXPECT_TRUE(db->Get({}, "absent", &value).IsNotFound());
+  ASSERT_TRUE(db->Get({}, "hot", &value).ok());
+  EXPECT_EQ(value, "9999");
+  // Two nodes in the chain: "hot" stepped over twice, "cold" reached last.
+  EXPECT_LE(SkipListMemTableFactory::IndexStepsOnThisThread() - before, 4u);
+  // Older writes are still found, after the key's newest node in the list.
+  rocksdb::ReadOptions at_early;
+  at_early.snapshot = early;
+  ASSERT_TRUE(db->Get(at_early, "hot", &value).ok());
+  EXPECT_EQ(value, "100");
+  db->ReleaseSnapshot(early);
+  db.reset();
+  std::filesystem::remove_all(tmpl);
+}
+
 // The index's buckets live outside the memtable's arena: the memtable's size counts them, so
 // that RocksDB flushes an indexed memtable when its nodes and its index together reach the
 // write buffer size.
