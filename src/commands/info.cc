@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "commands/command_table.h"
@@ -85,6 +87,24 @@ uint64_t IntProperty(Engine* engine, ColumnFamily cf, const std::string& name) {
   uint64_t v = 0;
   engine->db()->GetIntProperty(engine->cf(cf), name, &v);
   return v;
+}
+
+// A family's entries, deletions not counted: its SST files' (from their table properties) and its
+// memtables'. Exact once a full compaction has dropped what was overwritten or deleted, where
+// rocksdb.estimate-num-keys samples the files' properties and can be far off.
+uint64_t StoredEntries(Engine* engine, ColumnFamily cf) {
+  std::map<std::string, std::string> table;
+  uint64_t stored = 0;
+  if (engine->db()->GetMapProperty(engine->cf(cf), "rocksdb.aggregated-table-properties", &table)) {
+    uint64_t entries = std::strtoull(table["num_entries"].c_str(), nullptr, 10);
+    uint64_t deletions = std::strtoull(table["num_deletions"].c_str(), nullptr, 10);
+    stored = entries > deletions ? entries - deletions : 0;
+  }
+  uint64_t memtable = IntProperty(engine, cf, "rocksdb.num-entries-active-mem-table") +
+                      IntProperty(engine, cf, "rocksdb.num-entries-imm-mem-tables");
+  uint64_t deleted = IntProperty(engine, cf, "rocksdb.num-deletes-active-mem-table") +
+                     IntProperty(engine, cf, "rocksdb.num-deletes-imm-mem-tables");
+  return stored + (memtable > deleted ? memtable - deleted : 0);
 }
 
 void ServerSection(ServerState& s, InfoWriter& w) {
@@ -299,6 +319,7 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
             static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.estimate-live-data-size")));
     w.Field(p + "estimate_keys",
             static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.estimate-num-keys")));
+    w.Field(p + "stored_entries", static_cast<int64_t>(StoredEntries(engine, cf)));
     w.Field(p + "memtable_bytes",
             static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.cur-size-all-mem-tables")));
     w.Field(p + "blob_files",

@@ -27,7 +27,7 @@ def compact_and_wait(r):
 def stored_members(r):
     """Entries in the member column families, exact after a full compaction."""
     info = rocksdb_info(r)
-    return sum(info["cf_%s_estimate_keys" % cf] for cf in ("subkey", "zset_score", "large_value"))
+    return sum(info["cf_%s_stored_entries" % cf] for cf in ("subkey", "zset_score", "large_value"))
 
 
 def fill_set(r, key, n, prefix="m", batch=10000):
