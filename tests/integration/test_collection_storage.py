@@ -194,7 +194,7 @@ def test_large_and_small_values_replace_each_other(r):
     r.execute_command("SAVE")
     compact_and_wait(r)
     # h2 and h3 each hold one large value; the deleted and replaced ones are gone.
-    assert rocksdb_info(r)["cf_large_value_estimate_keys"] == 2
+    assert rocksdb_info(r)["cf_large_value_stored_entries"] == 2
 
 
 def test_sizes_stay_exact_under_concurrent_writers(server, r):
