@@ -55,8 +55,10 @@ std::vector<size_t> StripesOf(ServerState& server, const Session& session, const
   std::vector<size_t> stripes;
   Keyspace* ks = server.keyspace;
   uint8_t pdb = ks->Physical(session.db);
-  CommandTable::ForEachKeyIndex(
-      spec, argv, [&](size_t i) { stripes.push_back(ks->locks().StripeOf(pdb, argv[i])); });
+  CommandTable::ForEachKeyIndex(spec, argv, [&](size_t i) {
+    stripes.push_back(ks->locks().StripeOf(pdb, argv[i]));
+    ks->locks().Prefetch(stripes.back());
+  });
   std::sort(stripes.begin(), stripes.end());
   stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
   return stripes;
@@ -270,6 +272,19 @@ bool Admitted(ServerState& server, Session& session, const CommandSpec& spec,
   return true;
 }
 
+// A command naming several keys (MSET's ten, MGET's, DEL's) looks each up in turn, and each
+// lookup waits for a cache miss or two in the metadata cache; started together, they overlap.
+void PrefetchKeys(const Session& session, const CommandSpec& spec,
+                  const std::vector<std::string>& argv, Context& ctx) {
+  if (spec.key_finder == nullptr && (spec.first_key <= 0 || spec.first_key == spec.last_key)) {
+    return;
+  }
+  thread_local std::vector<std::string_view> keys;
+  keys.clear();
+  CommandTable::ForEachKeyIndex(spec, argv, [&](size_t i) { keys.push_back(argv[i]); });
+  if (keys.size() >= 2) ctx.PrefetchMetadata(session.db, keys);
+}
+
 // Runs the handler in `ctx`, once the caller holds the command's locks. False when the command
 // was refused instead: a write on a read-only replica, checked here under the keyspace lock
 // because a replica's link takes that lock exclusively once it starts, so no write that passed
@@ -283,6 +298,7 @@ bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
   }
   SetLastCommand(session, spec, argv);
   reply.SetLimit(static_cast<size_t>(server.config->max_reply_size.load()));
+  PrefetchKeys(session, spec, argv, ctx);
   CommandContext c{server, session, argv, reply, ctx, false};
   spec.handler(c);
   return true;

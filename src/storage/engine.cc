@@ -413,6 +413,13 @@ void Engine::UpdateMetadataCache(const rocksdb::WriteBatch& batch, const BatchRe
   // Every write is taken as being as new as the batch's last: batches' sequence ranges do not
   // overlap, and within a batch a later write of a key replaces an earlier one, as in RocksDB.
   const uint64_t sequence = CommittedSequence(batch) + batch.Count() - 1;
+  if (records->metadata().size() >= 2) {
+    thread_local std::vector<std::string_view> keys;
+    keys.clear();
+    for (const BatchRecords::MetadataWrite& write : records->metadata())
+      keys.emplace_back(write.key.data(), write.key.size());
+    metadata_cache_.Prefetch(keys);
+  }
   for (const BatchRecords::MetadataWrite& write : records->metadata()) {
     std::string_view key(write.key.data(), write.key.size());
     switch (write.change) {

@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -128,6 +129,11 @@ class Engine {
   // The calling thread is about to write `key` of `cf`, the key its last seek in `cf` found:
   // the write's warming starts from that seek's path (SkipListMemTableFactory::KeepLastSeekFor).
   void KeepLastSeekFor(ColumnFamily cf, const rocksdb::Slice& key) const;
+  // Starts loading the metadata cache's lines for these `metadata` keys, which the caller is
+  // about to read one after another (MetadataCache::Prefetch).
+  void PrefetchMetadata(std::span<const std::string_view> keys) const {
+    metadata_cache_.Prefetch(keys);
+  }
 
   // [begin, end) of `cf` (subkey or zset_score) holds only dead entries, or will once the
   // caller's write commits (a list's popped elements, an ended incarnation's members): the files

@@ -75,6 +75,15 @@ struct MetadataCache::Shard {
   }
   size_t mask() const { return slots.size() - 1; }
 
+  // The first slot whose hash is `hash` (its key may still differ), or slots.size() if none is.
+  size_t Probe(uint64_t hash) const {
+    for (size_t i = hash & mask();; i = (i + 1) & mask()) {
+      const Slot& s = slots[i];
+      if (s.node == nullptr) return slots.size();
+      if ((s.hash & ~kReferenced) == hash) return i;
+    }
+  }
+
   // The slot holding `key`, or slots.size() if none does.
   size_t Find(uint64_t hash, std::string_view key) const {
     for (size_t i = hash & mask();; i = (i + 1) & mask()) {
@@ -194,6 +203,29 @@ MetadataCache::Lookup MetadataCache::Get(std::string_view key, std::string* valu
   if (!node->present) return Lookup::kAbsent;
   value->assign(node->value());
   return Lookup::kPresent;
+}
+
+void MetadataCache::Prefetch(std::span<const std::string_view> keys) const {
+  if (!enabled()) return;
+  // Two passes: every key's slot is requested before the first is read, then each slot read
+  // (by now loaded, or on its way) requests its node.
+  constexpr size_t kChunk = 32;
+  uint64_t hashes[kChunk];
+  for (size_t begin = 0; begin < keys.size(); begin += kChunk) {
+    size_t n = std::min(kChunk, keys.size() - begin);
+    for (size_t k = 0; k < n; k++) {
+      hashes[k] = HashOf(keys[begin + k]);
+      Shard& shard = ShardOf(hashes[k]);
+      std::lock_guard<std::mutex> lock(shard.mu);
+      __builtin_prefetch(&shard.slots[hashes[k] & shard.mask()]);
+    }
+    for (size_t k = 0; k < n; k++) {
+      Shard& shard = ShardOf(hashes[k]);
+      std::lock_guard<std::mutex> lock(shard.mu);
+      const size_t i = shard.Probe(hashes[k]);
+      if (i != shard.slots.size()) __builtin_prefetch(shard.slots[i].node);
+    }
+  }
 }
 
 MetadataCache::Ticket MetadataCache::TakeTicket(uint64_t latest_sequence) const {

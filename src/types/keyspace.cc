@@ -205,6 +205,27 @@ StatusOr<KeyState> Context::Lookup(int db, std::string_view key) {
   return state;
 }
 
+void Context::PrefetchMetadata(int db, std::span<const std::string_view> keys) {
+  const uint8_t pdb = keyspace_->Physical(db);
+  thread_local std::string encoded;
+  thread_local std::vector<size_t> ends;
+  thread_local std::vector<std::string_view> views;
+  encoded.clear();
+  ends.clear();
+  views.clear();
+  for (std::string_view key : keys) {
+    AppendMetadataKey(&encoded, pdb, key);
+    ends.push_back(encoded.size());
+  }
+  // The views are taken once `encoded` has stopped growing.
+  size_t begin = 0;
+  for (size_t end : ends) {
+    views.emplace_back(encoded.data() + begin, end - begin);
+    begin = end;
+  }
+  keyspace_->engine()->PrefetchMetadata(views);
+}
+
 StatusOr<KeyState> Context::LookupOfType(int db, std::string_view key, RedisType type) {
   auto state = Lookup(db, key);
   if (!state.ok()) return state;

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -134,6 +135,9 @@ class Context {
 
   // Reads the key's metadata through the pending batch; lazy expiry is applied here.
   StatusOr<KeyState> Lookup(int db, std::string_view key);
+  // Starts loading what Lookup() of each of these keys will read from the metadata cache, so
+  // that a command naming several keys waits for their cache misses together, not in turn.
+  void PrefetchMetadata(int db, std::span<const std::string_view> keys);
   // Type-checked read: NotFound if absent, WRONGTYPE if another type.
   StatusOr<KeyState> LookupOfType(int db, std::string_view key, RedisType type);
   // Replaces the key with `meta`, retiring `old` (which must come from Lookup in this Context).

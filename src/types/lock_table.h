@@ -31,6 +31,9 @@ class LockTable {
   size_t StripeOf(uint8_t db, std::string_view key) const;
   static constexpr size_t kNoStripe = SIZE_MAX;
   std::shared_mutex& stripe(size_t i) { return stripes_[i]; }
+  // Starts loading stripe `i`'s lock for writing: a command's stripes are spread over 3.5 MiB,
+  // and loaded together before the first is taken they wait for memory once, not once each.
+  void Prefetch(size_t i) const { __builtin_prefetch(&stripes_[i], 1); }
 
   // Locks stripe `i` exclusively; if it is held, announces the wait until it is taken.
   void LockWaitingInTurn(size_t i);

@@ -126,9 +126,13 @@ bool Metadata::Decode(std::string_view in) {
 std::string MetadataKey(uint8_t db, std::string_view user_key) {
   std::string out;
   out.reserve(1 + user_key.size());
-  PutFixed8(&out, db);
-  out.append(user_key);
+  AppendMetadataKey(&out, db, user_key);
   return out;
+}
+
+void AppendMetadataKey(std::string* out, uint8_t db, std::string_view user_key) {
+  PutFixed8(out, db);
+  out->append(user_key);
 }
 
 bool ParseMetadataKey(std::string_view key, uint8_t* db, std::string_view* user_key) {

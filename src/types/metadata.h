@@ -82,6 +82,8 @@ struct Metadata {
 };
 
 std::string MetadataKey(uint8_t db, std::string_view user_key);
+// Appends MetadataKey(db, user_key) to `out`.
+void AppendMetadataKey(std::string* out, uint8_t db, std::string_view user_key);
 // Splits a metadata key into its db and user key.
 bool ParseMetadataKey(std::string_view key, uint8_t* db, std::string_view* user_key);
 // [begin, end) covering every metadata key of one database.
