@@ -96,6 +96,21 @@ void CompactOnDeletions(rocksdb::ColumnFamilyOptions* o) {
       rocksdb::NewCompactOnDeletionCollectorFactory(128 * 1024, 32 * 1024, 0.3));
 }
 
+// About what an entry of an indexed family's memtable takes, for the size of its index. A
+// `large_value` put holds a hash field value of at least 4 KiB (types/hash.h), its deletions
+// much less; `counters` holds a few keys per database however often they change (a key written
+// over and over keeps one node in its chain). Elsewhere keys and values are small.
+size_t IndexedEntryBytes(ColumnFamily cf) {
+  switch (cf) {
+    case ColumnFamily::kLargeValue:
+      return 1024;
+    case ColumnFamily::kCounters:
+      return SIZE_MAX;  // the smallest index
+    default:
+      return 64;
+  }
+}
+
 }  // namespace
 
 EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& hooks) {
@@ -164,7 +179,9 @@ EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& 
       // size leaves the index's chains longer or shorter, never wrong.
       o.memtable_factory = std::make_shared<SkipListMemTableFactory>(
           o.comparator == rocksdb::BytewiseComparator(),
-          ServesPointReads(cf) ? SkipListMemTableFactory::IndexBucketsFor(o.write_buffer_size) : 0);
+          ServesPointReads(cf)
+              ? SkipListMemTableFactory::IndexBucketsFor(o.write_buffer_size, IndexedEntryBytes(cf))
+              : 0);
     }
     // An indexed memtable answers for an absent key as its bloom filter would, from one bucket,
     // and an insert then sets no filter bits: one random cache miss per write, not two.

@@ -223,8 +223,9 @@ SkipListMemTableFactory::SkipListMemTableFactory(bool bytewise, size_t index_buc
       index_buckets_(index_buckets),
       newest_(std::make_shared<NewestMemTable>()) {}
 
-size_t SkipListMemTableFactory::IndexBucketsFor(size_t write_buffer_size) {
-  return std::bit_ceil(std::max<size_t>(write_buffer_size / 64, 1024));
+size_t SkipListMemTableFactory::IndexBucketsFor(size_t write_buffer_size, size_t entry_bytes) {
+  return std::bit_ceil(
+      std::max<size_t>(write_buffer_size / std::max<size_t>(entry_bytes, 1), 1024));
 }
 
 SkipListMemTableFactory::~SkipListMemTableFactory() = default;

@@ -33,11 +33,13 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   // instead of searching the list (docs/benchmarks.md, change 54); each node takes 8 more bytes,
   // and the buckets 8 bytes each, counted in the memtable's size. Bytewise families only.
   explicit SkipListMemTableFactory(bool bytewise, size_t index_buckets = 0);
-  // The index size for a memtable of `write_buffer_size` bytes: a bucket per 64 bytes, about
-  // one per entry of a set's members once it is full.
-  static size_t IndexBucketsFor(size_t write_buffer_size);
-  // Whether the memtables it makes have the index.
+  // The index size for a memtable of `write_buffer_size` bytes whose entries take about
+  // `entry_bytes` each: a bucket per entry (at least 1024), rounded up to a power of two. 64
+  // bytes is about one of a set's members.
+  static size_t IndexBucketsFor(size_t write_buffer_size, size_t entry_bytes = 64);
+  // Whether the memtables it makes have the index, and its buckets.
   bool indexed() const { return bytewise_ && index_buckets_ > 0; }
+  size_t index_buckets() const { return indexed() ? index_buckets_ : 0; }
   // How many chained nodes this thread's lookups in an index have stepped to, since it started.
   static uint64_t IndexStepsOnThisThread();
   ~SkipListMemTableFactory() override;

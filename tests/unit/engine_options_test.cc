@@ -1,6 +1,6 @@
-// Per-family RocksDB options that the engine derives from one config key: the memtable bloom
-// filter exists only on families read by key and not indexed (Basalt's memtable indexes those
-// families' keys instead), at open and after a live CONFIG SET.
+// Per-family memtable options: the memtable bloom filter exists only on families read by key and
+// not indexed (Basalt's memtable indexes those families' keys instead), at open and after a live
+// CONFIG SET; each index is sized for its family's entries.
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 
@@ -40,6 +40,23 @@ TEST_F(EngineOptionsTest, IndexedMemtablesInsteadOfBloomWhereKeysAreRead) {
     EXPECT_FALSE(memtables->indexed()) << ColumnFamilyName(cf);
     EXPECT_DOUBLE_EQ(BloomRatio(cf), 0) << ColumnFamilyName(cf);
   }
+}
+
+// An index has a bucket per entry its family's full memtable holds: small keys and values in
+// most families, values of 4 KiB or more in `large_value` (whose index is 16 times smaller than a
+// small-entry index would be), a few keys in `counters` (the smallest index).
+TEST_F(EngineOptionsTest, EachIndexIsSizedForWhatItsFamilysEntriesTake) {
+  auto write_buffer = [&](ColumnFamily cf) {
+    return ks_->engine()->db()->GetOptions(ks_->engine()->cf(cf)).write_buffer_size;
+  };
+  auto buckets = [&](ColumnFamily cf) { return ks_->engine()->memtables(cf)->index_buckets(); };
+  for (ColumnFamily cf : {ColumnFamily::kMetadata, ColumnFamily::kSubkey, ColumnFamily::kExpire}) {
+    EXPECT_GE(buckets(cf), write_buffer(cf) / 64) << ColumnFamilyName(cf);
+    EXPECT_LT(buckets(cf), write_buffer(cf) / 32) << ColumnFamilyName(cf);
+  }
+  EXPECT_GE(buckets(ColumnFamily::kLargeValue), write_buffer(ColumnFamily::kLargeValue) / 1024);
+  EXPECT_LT(buckets(ColumnFamily::kLargeValue), write_buffer(ColumnFamily::kLargeValue) / 512);
+  EXPECT_EQ(buckets(ColumnFamily::kCounters), 1024u);
 }
 
 TEST_F(EngineOptionsTest, LiveBloomRatioLeavesIndexedMemtablesWithout) {
