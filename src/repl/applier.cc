@@ -109,7 +109,17 @@ class GroupCollector : public rocksdb::WriteBatch::Handler {
     return a_->group_.DeleteRange(Handle(cf), begin, end);
   }
 
-  void LogData(const rocksdb::Slice&) override {}
+  // The master's dead-range notes (Engine::EncodeDeadRangeNote): this replica's pops and
+  // deletions write nothing over the entries they leave dead either, so its reclaimers need the
+  // same hints. The blob stays in the group for this replica's own replicas.
+  void LogData(const rocksdb::Slice& blob) override {
+    if (!a_->group_.PutLogData(blob).ok()) return;  // fails only past a batch size limit
+    BatchApplier::DeadRange range;
+    if (Engine::DecodeDeadRangeNote(std::string_view(blob.data(), blob.size()), &range.cf,
+                                    &range.begin, &range.end)) {
+      a_->dead_ranges_.push_back(std::move(range));
+    }
+  }
 
  private:
   rocksdb::Status Resolve(uint32_t id, ColumnFamily* cf) const {
@@ -193,6 +203,7 @@ void BatchApplier::Reset() {
   touched_databases_.clear();
   counter_writes_.clear();
   events_.clear();
+  dead_ranges_.clear();
 }
 
 StatusOr<uint32_t> BatchApplier::Add(std::string_view data) {
@@ -241,6 +252,9 @@ Status BatchApplier::Commit(const ReplicaPosition& position, const std::atomic<b
   if (!s.ok()) {
     Reset();
     return Status::IOError("applying replicated writes: " + s.ToString());
+  }
+  for (DeadRange& range : dead_ranges_) {
+    keyspace_->engine()->NoteDeadRange(range.cf, std::move(range.begin), std::move(range.end));
   }
   keyspace_->ApplyCounterWrites(counter_writes_);
   for (uint8_t db : touched_databases_) keyspace_->NotifyDatabaseChanged(db);

@@ -12,8 +12,9 @@
 // epoch from SWAPDB/FLUSHDB). Readers on the replica therefore never observe a multi-key write
 // half applied. After the write it applies the group's `counters` writes to the Keyspace's
 // in-memory counts, epochs and database map, marks WATCHed keys dirty, wakes blocked
-// clients, and finally hands every put and delete in `pubsub`/`propagate` to the registered
-// event handlers (published messages, script loads and flushes), in order.
+// clients, hands the master's dead-range notes to this replica's reclaimers, and finally hands
+// every put and delete in `pubsub`/`propagate` to the registered event handlers (published
+// messages, script loads and flushes), in order.
 #pragma once
 
 #include <rocksdb/write_batch.h>
@@ -88,6 +89,12 @@ class BatchApplier {
     std::string value;
   };
   std::vector<Event> events_;
+  struct DeadRange {
+    ColumnFamily cf;
+    std::string begin;
+    std::string end;
+  };
+  std::vector<DeadRange> dead_ranges_;
 };
 
 }  // namespace basalt

@@ -194,6 +194,12 @@ void Batch::DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rock
   Writes().GetWriteBatch()->DeleteRange(engine_->cf(cf), begin, end);
 }
 
+void Batch::NoteDeadRange(ColumnFamily cf, std::string begin, std::string end) {
+  if (engine_ == nullptr) return;
+  Writes().PutLogData(Engine::EncodeDeadRangeNote(cf, begin, end));
+  engine_->NoteDeadRange(cf, std::move(begin), std::move(end));
+}
+
 void Batch::PrepareOrderedWrite(ColumnFamily cf) {
   if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(nullptr, false);
   if (cf == ColumnFamily::kMetadata) {

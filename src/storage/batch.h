@@ -61,6 +61,9 @@ class Batch {
   void Delete(ColumnFamily cf, const rocksdb::Slice& key);
   void Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value);
   void DeleteRange(ColumnFamily cf, const rocksdb::Slice& begin, const rocksdb::Slice& end);
+  // [begin, end) of `cf` holds only dead entries once this batch commits: noted with the
+  // engine's reclaimer (Engine::NoteDeadRange) and, for replicas, in the batch's WAL record.
+  void NoteDeadRange(ColumnFamily cf, std::string begin, std::string end);
   // An iterator over the database with this batch's writes applied on top. `options` (and the
   // bounds it points to) must outlive the iterator, and writes to the batch after its creation
   // are not seen by it (RocksDB forbids changing a batch under its iterators).

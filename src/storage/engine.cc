@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "common/clock.h"
+#include "common/coding.h"
 #include "storage/info_logger.h"
 #include "storage/options.h"
 #include "storage/skiplist_memtable.h"
@@ -439,6 +440,37 @@ void Engine::UpdateMetadataCache(const rocksdb::WriteBatch& batch, const BatchRe
         break;
     }
   }
+}
+
+namespace {
+// Tells a dead-range note from any other LogData blob.
+constexpr std::string_view kDeadRangeMagic = "basalt.dead-range";
+}  // namespace
+
+std::string Engine::EncodeDeadRangeNote(ColumnFamily cf, std::string_view begin,
+                                        std::string_view end) {
+  std::string out(kDeadRangeMagic);
+  PutFixed8(&out, static_cast<uint8_t>(cf));
+  PutLengthPrefixed(&out, begin);
+  PutLengthPrefixed(&out, end);
+  return out;
+}
+
+bool Engine::DecodeDeadRangeNote(std::string_view blob, ColumnFamily* cf, std::string* begin,
+                                 std::string* end) {
+  if (!blob.starts_with(kDeadRangeMagic)) return false;
+  blob.remove_prefix(kDeadRangeMagic.size());
+  uint8_t family;
+  std::string_view b, e;
+  if (!GetFixed8(&blob, &family) || !GetLengthPrefixed(&blob, &b) ||
+      !GetLengthPrefixed(&blob, &e) || !blob.empty()) {
+    return false;
+  }
+  *cf = static_cast<ColumnFamily>(family);
+  if (*cf != ColumnFamily::kSubkey && *cf != ColumnFamily::kZsetScore) return false;
+  begin->assign(b);
+  end->assign(e);
+  return true;
 }
 
 void Engine::CompleteMetadataCacheIfEmpty() {

@@ -142,6 +142,13 @@ class Engine {
     if (cf == ColumnFamily::kSubkey) subkey_reclaimer_.Note(std::move(begin), std::move(end));
     if (cf == ColumnFamily::kZsetScore) score_reclaimer_.Note(std::move(begin), std::move(end));
   }
+  // A dead range as it travels to replicas: a LogData blob in the write's batch, which RocksDB
+  // keeps in the WAL record and never puts in a memtable. A replica's applier hands it to its own
+  // reclaimers (repl/applier.cc). Decode is false for any blob that is not such a note.
+  static std::string EncodeDeadRangeNote(ColumnFamily cf, std::string_view begin,
+                                         std::string_view end);
+  static bool DecodeDeadRangeNote(std::string_view blob, ColumnFamily* cf, std::string* begin,
+                                  std::string* end);
   uint64_t reclaimed_files() const {
     return subkey_reclaimer_.files_compacted() + score_reclaimer_.files_compacted();
   }

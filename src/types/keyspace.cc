@@ -266,12 +266,10 @@ void Context::RetireOrphanedExpiry(uint8_t pdb, std::string_view key, int64_t ex
 
 void Context::NoteEndedIncarnation(uint8_t pdb, std::string_view key, const Metadata& old) {
   if (!old.IsCollection() || old.size < kReclaimedIncarnation || old.version == UINT64_MAX) return;
-  Engine* engine = batch_.engine();
-  if (engine == nullptr) return;
   std::string begin = SubkeyPrefix(pdb, key, old.version, 0);
   std::string end = SubkeyPrefix(pdb, key, old.version + 1, 0);
-  if (old.type == RedisType::kZset) engine->NoteDeadRange(ColumnFamily::kZsetScore, begin, end);
-  engine->NoteDeadRange(ColumnFamily::kSubkey, std::move(begin), std::move(end));
+  if (old.type == RedisType::kZset) batch_.NoteDeadRange(ColumnFamily::kZsetScore, begin, end);
+  batch_.NoteDeadRange(ColumnFamily::kSubkey, std::move(begin), std::move(end));
 }
 
 void Context::Write(int db, std::string_view key, const Metadata& meta, const KeyState& old) {

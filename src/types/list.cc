@@ -52,16 +52,14 @@ constexpr unsigned kReclaimShift = 12;
 // After pops or a trim moved the ends of a list from old_head and old_tail to `after`'s.
 void NoteDeadEnds(Context& ctx, int db, std::string_view key, uint64_t old_head, uint64_t old_tail,
                   const Metadata& after) {
-  Engine* engine = ctx.batch().engine();
-  if (engine == nullptr) return;
   if (old_head >> kReclaimShift != after.list_head >> kReclaimShift) {
-    engine->NoteDeadRange(ColumnFamily::kSubkey, IndexKey(ctx, db, key, after, 0),
-                          IndexKey(ctx, db, key, after, after.list_head));
+    ctx.batch().NoteDeadRange(ColumnFamily::kSubkey, IndexKey(ctx, db, key, after, 0),
+                              IndexKey(ctx, db, key, after, after.list_head));
   }
   if (old_tail >> kReclaimShift != after.list_tail >> kReclaimShift) {
     // Past the last index: a key followed by a zero byte is the next possible key.
-    engine->NoteDeadRange(ColumnFamily::kSubkey, IndexKey(ctx, db, key, after, after.list_tail),
-                          IndexKey(ctx, db, key, after, UINT64_MAX) + '\0');
+    ctx.batch().NoteDeadRange(ColumnFamily::kSubkey, IndexKey(ctx, db, key, after, after.list_tail),
+                              IndexKey(ctx, db, key, after, UINT64_MAX) + '\0');
   }
 }
 

@@ -258,6 +258,44 @@ def test_wait_counts_replicas_that_applied_the_write(start_server, target):
         m.execute_command("WAIT", 1, -1)
 
 
+def stored_members(server):
+    """Entries in a server's member column families (exact counts, Basalt only)."""
+    info = server.client().info("rocksdb")
+    return sum(info["cf_%s_stored_entries" % cf] for cf in ("subkey", "zset_score", "large_value"))
+
+
+@pytest.mark.basalt_only
+@pytest.mark.parametrize("end", ["drain", "del"])
+def test_replica_compacts_the_files_its_masters_pops_and_deletions_left_dead(
+        start_server, target, end):
+    """Pops and the deletion of a large collection write nothing over the entries they leave
+    dead, on a replica as on its master, so no compaction of RocksDB's own choosing comes for
+    the files holding them. The master's notes of those ranges reach the replica with the writes,
+    and the replica's reclaimer compacts its own files: without them the wait times out."""
+    master = start_server(master_args(target), name="master")
+    replica = start_server(replica_args(target, master), name="replica")
+    wait_link_up(replica)
+    m, r = master.client(), replica.client()
+    n = 50000
+    p = m.pipeline(transaction=False)
+    for start in range(0, n, 10000):
+        p.rpush("q", *["element-%08d" % i for i in range(start, start + 10000)])
+    p.execute()
+    assert wait_until(lambda: r.llen("q") == n, timeout=SYNC_TIMEOUT)
+    assert r.execute_command("SAVE")  # the replica's elements are in a level 0 file now
+    assert stored_members(replica) == n
+    if end == "drain":
+        assert len(m.lpop("q", n - 10)) == n - 10
+        assert wait_until(lambda: r.llen("q") == 10, timeout=SYNC_TIMEOUT)
+        left = 10
+    else:
+        assert m.delete("q") == 1
+        assert wait_until(lambda: r.exists("q") == 0, timeout=SYNC_TIMEOUT)
+        left = 0
+    assert wait_until(lambda: stored_members(replica) == left, timeout=30), stored_members(replica)
+    assert r.lrange("q", 0, -1) == m.lrange("q", 0, -1)
+
+
 @pytest.mark.basalt_only
 def test_new_replica_catches_up_by_full_sync_then_streams(start_server, target):
     master = start_server(name="master")

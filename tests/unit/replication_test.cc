@@ -1,11 +1,13 @@
 // The replica side of replication over a real RocksDB: applying master batches (counts, WATCH,
-// events, the stored position, undecodable input), shared checkpoints, and the data swap of a
-// full sync including its crash recovery.
+// events, the stored position, undecodable input, the master's dead-range notes), shared
+// checkpoints, and the data swap of a full sync including its crash recovery.
 #include <gtest/gtest.h>
+#include <rocksdb/transaction_log.h>
 #include <rocksdb/write_batch.h>
 
 #include <atomic>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -232,6 +234,63 @@ TEST_F(ReplicationTest, InterruptedSwapIsRolledBackAtOpen) {
   ASSERT_NO_FATAL_FAILURE(Open());
   EXPECT_EQ(Get(0, "k").meta.value, "kept");
   EXPECT_FALSE(std::filesystem::exists(dir_ + ".replaced"));
+}
+
+// A master's dead-range note (a LogData blob in its batch) decodes to what was noted; any other
+// blob, or a damaged note, is not taken for one.
+TEST(DeadRangeNote, RoundTripsAndOnlyNotesDecode) {
+  std::string begin("\x00\x01key\x00", 7), end = "key\xff";
+  std::string note = Engine::EncodeDeadRangeNote(ColumnFamily::kZsetScore, begin, end);
+  ColumnFamily cf = ColumnFamily::kMetadata;
+  std::string b, e;
+  ASSERT_TRUE(Engine::DecodeDeadRangeNote(note, &cf, &b, &e));
+  EXPECT_EQ(cf, ColumnFamily::kZsetScore);
+  EXPECT_EQ(b, begin);
+  EXPECT_EQ(e, end);
+  EXPECT_FALSE(Engine::DecodeDeadRangeNote("", &cf, &b, &e));
+  EXPECT_FALSE(Engine::DecodeDeadRangeNote("some other log data", &cf, &b, &e));
+  EXPECT_FALSE(Engine::DecodeDeadRangeNote(note + "x", &cf, &b, &e));
+  for (size_t cut = 0; cut < note.size(); cut++) {
+    EXPECT_FALSE(Engine::DecodeDeadRangeNote(note.substr(0, cut), &cf, &b, &e)) << cut;
+  }
+  // Only the families a reclaimer serves.
+  EXPECT_FALSE(Engine::DecodeDeadRangeNote(
+      Engine::EncodeDeadRangeNote(ColumnFamily::kMetadata, begin, end), &cf, &b, &e));
+}
+
+// A master batch carrying a dead-range note is applied like any other, and the note stays in
+// the replica's own WAL record for its replicas.
+TEST_F(ReplicationTest, DeadRangeNotesAreKeptForChainedReplicas) {
+  rocksdb::WriteBatch master(SetBatch("a", "1"));
+  ASSERT_TRUE(
+      master.PutLogData(Engine::EncodeDeadRangeNote(ColumnFamily::kSubkey, "begin", "end")).ok());
+  BatchApplier applier(ks_.get());
+  ASSERT_TRUE(applier.Add(master.Data()).ok());
+  const uint64_t before = ks_->engine()->LatestSequence();
+  ASSERT_TRUE(applier.Commit(ReplicaPosition{"masterid", 1, 0}, stop_).ok());
+  EXPECT_EQ(Get(0, "a").meta.value, "1");
+  std::unique_ptr<rocksdb::TransactionLogIterator> it;
+  ASSERT_TRUE(ks_->engine()->db()->GetUpdatesSince(before + 1, &it).ok());
+  ASSERT_TRUE(it->Valid());
+  struct Notes : rocksdb::WriteBatch::Handler {
+    int found = 0;
+    rocksdb::Status PutCF(uint32_t, const rocksdb::Slice&, const rocksdb::Slice&) override {
+      return rocksdb::Status::OK();
+    }
+    rocksdb::Status MergeCF(uint32_t, const rocksdb::Slice&, const rocksdb::Slice&) override {
+      return rocksdb::Status::OK();
+    }
+    void LogData(const rocksdb::Slice& blob) override {
+      ColumnFamily cf;
+      std::string b, e;
+      if (Engine::DecodeDeadRangeNote(blob.ToString(), &cf, &b, &e) &&
+          cf == ColumnFamily::kSubkey && b == "begin" && e == "end") {
+        found++;
+      }
+    }
+  } notes;
+  ASSERT_TRUE(it->GetBatch().writeBatchPtr->Iterate(&notes).ok());
+  EXPECT_EQ(notes.found, 1);
 }
 
 TEST(ReplicationWire, BatchHashIsStableAndSensitive) {
