@@ -281,7 +281,9 @@ void PrefetchKeys(const Session& session, const CommandSpec& spec,
   }
   thread_local std::vector<std::string_view> keys;
   keys.clear();
-  CommandTable::ForEachKeyIndex(spec, argv, [&](size_t i) { keys.push_back(argv[i]); });
+  CommandTable::ForEachKeyIndex(spec, argv, [&](size_t i) {
+    if (keys.size() < MetadataCache::kMaxPrefetch) keys.push_back(argv[i]);
+  });
   if (keys.size() >= 2) ctx.PrefetchMetadata(session.db, keys);
 }
 

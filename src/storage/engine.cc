@@ -414,14 +414,17 @@ void Engine::UpdateMetadataCache(const rocksdb::WriteBatch& batch, const BatchRe
   // Every write is taken as being as new as the batch's last: batches' sequence ranges do not
   // overlap, and within a batch a later write of a key replaces an earlier one, as in RocksDB.
   const uint64_t sequence = CommittedSequence(batch) + batch.Count() - 1;
-  if (records->metadata().size() >= 2) {
-    thread_local std::vector<std::string_view> keys;
-    keys.clear();
-    for (const BatchRecords::MetadataWrite& write : records->metadata())
-      keys.emplace_back(write.key.data(), write.key.size());
-    metadata_cache_.Prefetch(keys);
-  }
-  for (const BatchRecords::MetadataWrite& write : records->metadata()) {
+  const std::vector<BatchRecords::MetadataWrite>& writes = records->metadata();
+  std::array<std::string_view, MetadataCache::kMaxPrefetch> ahead;
+  for (size_t w = 0; w < writes.size(); w++) {
+    // Each run of writes starts by loading the cache lines that the run's applies will read.
+    if (w % ahead.size() == 0 && writes.size() >= 2) {
+      size_t n = std::min(ahead.size(), writes.size() - w);
+      for (size_t k = 0; k < n; k++)
+        ahead[k] = {writes[w + k].key.data(), writes[w + k].key.size()};
+      metadata_cache_.Prefetch({ahead.data(), n});
+    }
+    const BatchRecords::MetadataWrite& write = writes[w];
     std::string_view key(write.key.data(), write.key.size());
     switch (write.change) {
       case BatchRecords::Change::kPut: {
@@ -466,8 +469,9 @@ bool Engine::DecodeDeadRangeNote(std::string_view blob, ColumnFamily* cf, std::s
       !GetLengthPrefixed(&blob, &e) || !blob.empty()) {
     return false;
   }
-  *cf = static_cast<ColumnFamily>(family);
-  if (*cf != ColumnFamily::kSubkey && *cf != ColumnFamily::kZsetScore) return false;
+  const auto named = static_cast<ColumnFamily>(family);
+  if (named != ColumnFamily::kSubkey && named != ColumnFamily::kZsetScore) return false;
+  *cf = named;
   begin->assign(b);
   end->assign(e);
   return true;

@@ -209,22 +209,19 @@ void MetadataCache::Prefetch(std::span<const std::string_view> keys) const {
   if (!enabled()) return;
   // Two passes: every key's slot is requested before the first is read, then each slot read
   // (by now loaded, or on its way) requests its node.
-  constexpr size_t kChunk = 32;
-  uint64_t hashes[kChunk];
-  for (size_t begin = 0; begin < keys.size(); begin += kChunk) {
-    size_t n = std::min(kChunk, keys.size() - begin);
-    for (size_t k = 0; k < n; k++) {
-      hashes[k] = HashOf(keys[begin + k]);
-      Shard& shard = ShardOf(hashes[k]);
-      std::lock_guard<std::mutex> lock(shard.mu);
-      __builtin_prefetch(&shard.slots[hashes[k] & shard.mask()]);
-    }
-    for (size_t k = 0; k < n; k++) {
-      Shard& shard = ShardOf(hashes[k]);
-      std::lock_guard<std::mutex> lock(shard.mu);
-      const size_t i = shard.Probe(hashes[k]);
-      if (i != shard.slots.size()) __builtin_prefetch(shard.slots[i].node);
-    }
+  const size_t n = std::min(keys.size(), kMaxPrefetch);
+  uint64_t hashes[kMaxPrefetch];
+  for (size_t k = 0; k < n; k++) {
+    hashes[k] = HashOf(keys[k]);
+    Shard& shard = ShardOf(hashes[k]);
+    std::lock_guard<std::mutex> lock(shard.mu);
+    __builtin_prefetch(&shard.slots[hashes[k] & shard.mask()]);
+  }
+  for (size_t k = 0; k < n; k++) {
+    Shard& shard = ShardOf(hashes[k]);
+    std::lock_guard<std::mutex> lock(shard.mu);
+    const size_t i = shard.Probe(hashes[k]);
+    if (i != shard.slots.size()) __builtin_prefetch(shard.slots[i].node);
   }
 }
 

@@ -64,7 +64,10 @@ class MetadataCache {
   // Starts loading the lines that a Get or Apply of each key will read, its slot and then its
   // node, so that a caller holding several keys overlaps their cache misses (a lookup is about
   // two misses, and a command or a write group with many keys would otherwise wait for each in
-  // turn). Changes nothing the cache holds.
+  // turn). Only the first kMaxPrefetch keys: the lines of many more would push out the first
+  // ones before they are read, so a caller with more prefetches each run of them before using
+  // it. Changes nothing the cache holds.
+  static constexpr size_t kMaxPrefetch = 64;
   void Prefetch(std::span<const std::string_view> keys) const;
 
   // Taken before reading RocksDB, with the latest committed sequence number at that moment.

@@ -213,7 +213,7 @@ void Context::PrefetchMetadata(int db, std::span<const std::string_view> keys) {
   encoded.clear();
   ends.clear();
   views.clear();
-  for (std::string_view key : keys) {
+  for (std::string_view key : keys.first(std::min(keys.size(), MetadataCache::kMaxPrefetch))) {
     AppendMetadataKey(&encoded, pdb, key);
     ends.push_back(encoded.size());
   }

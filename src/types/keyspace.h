@@ -136,7 +136,8 @@ class Context {
   // Reads the key's metadata through the pending batch; lazy expiry is applied here.
   StatusOr<KeyState> Lookup(int db, std::string_view key);
   // Starts loading what Lookup() of each of these keys will read from the metadata cache, so
-  // that a command naming several keys waits for their cache misses together, not in turn.
+  // that a command naming several keys waits for their cache misses together, not in turn
+  // (the first MetadataCache::kMaxPrefetch keys).
   void PrefetchMetadata(int db, std::span<const std::string_view> keys);
   // Type-checked read: NotFound if absent, WRONGTYPE if another type.
   StatusOr<KeyState> LookupOfType(int db, std::string_view key, RedisType type);
