@@ -110,10 +110,7 @@ rocksdb::WriteBatchWithIndex& Batch::Writes() {
   return *batch_;
 }
 
-rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value,
-                           ReadFor purpose) {
-  std::optional<SkipListMemTableFactory::KeepingLookupPaths> keeping;
-  if (purpose == ReadFor::kWriting && engine_->memtables(cf) != nullptr) keeping.emplace();
+rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) {
   if (cf == ColumnFamily::kMetadata && !pending_metadata_.empty()) {
     auto it = pending_metadata_.find(std::string_view(key.data(), key.size()));
     if (it != pending_metadata_.end()) {

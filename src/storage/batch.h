@@ -46,17 +46,11 @@
 
 namespace basalt {
 
-// What a point read is for: a read of the value a key holds before the caller overwrites or
-// deletes it (HSET's, ZADD's) lets the memtable keep the path its search walked, and the write
-// starts there (SkipListMemTableFactory::KeepingLookupPaths).
-enum class ReadFor { kReading, kWriting };
-
 class Batch {
  public:
   explicit Batch(Engine* engine);
 
-  rocksdb::Status Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value,
-                      ReadFor purpose = ReadFor::kReading);
+  rocksdb::Status Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value);
   void Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value);
   void Delete(ColumnFamily cf, const rocksdb::Slice& key);
   void Merge(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value);

@@ -312,25 +312,8 @@ class SkipList final : public MemTableRep {
   void Get(const rocksdb::LookupKey& lookup, void* callback_args,
            bool (*callback_func)(void* arg, const char* entry)) override {
     EntryTarget target{MemtableKeyOf(lookup)};
-    const char* entry;
-    // A lookup that keeps its path for the write that follows walks the list: that write then
-    // needs no search of its own.
-    bool keep_path = ThreadSeekPaths::KeepingLookups() && bytewise_ &&
-                     newest_->id.load(std::memory_order_relaxed) == id_;
-    if (index_ != nullptr) {
-      entry = index_->Find(InternalKeyOf(target.entry));
-      // A key the list does not hold has no path worth keeping: its insert is warmed.
-      if (entry == nullptr) keep_path = false;
-    }
-    if (keep_path) {
-      SearchPath path;
-      path.list_id = id_;
-      entry = FindGreaterOrEqual(target, nullptr, &path);
-      Slice internal_key = InternalKeyOf(target.entry);
-      ThreadSeekPaths::Keep(Slice(internal_key.data(), internal_key.size() - 8), path);
-    } else if (index_ == nullptr) {
-      entry = FindGreaterOrEqual(target);
-    }
+    const char* entry =
+        index_ != nullptr ? index_->Find(InternalKeyOf(target.entry)) : FindGreaterOrEqual(target);
     while (entry != nullptr && callback_func(callback_args, entry)) entry = NextOf(entry, 0);
   }
 

@@ -294,14 +294,6 @@ uint64_t SkipListMemTableFactory::KeptPathsTakenOnThisThread() {
   return ThreadSeekPaths::Taken();
 }
 
-SkipListMemTableFactory::KeepingLookupPaths::KeepingLookupPaths() {
-  ThreadSeekPaths::SetKeepingLookups(true);
-}
-
-SkipListMemTableFactory::KeepingLookupPaths::~KeepingLookupPaths() {
-  ThreadSeekPaths::SetKeepingLookups(false);
-}
-
 size_t SkipListMemTableFactory::WarmInsertPaths(
     const std::vector<rocksdb::Slice>& user_keys) const {
   std::shared_lock lock(newest_->mutex);

@@ -85,19 +85,6 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   static void ForgetKeptSeeks();
   // How many of the paths this thread kept a warming or an insert started from, since it started.
   static uint64_t KeptPathsTakenOnThisThread();
-  // While one lives, the thread's point lookups that search its newest memtable keep their path
-  // for the key they looked up, as KeepLastSeekFor keeps a seek's: a read of the value a key
-  // holds before the thread overwrites or deletes it (HSET's, ZADD's) then spares the write its
-  // search. A lookup that the memtable's index or bloom filter answers (a key absent from it)
-  // searches nothing and keeps nothing.
-  class KeepingLookupPaths {
-   public:
-    KeepingLookupPaths();
-    ~KeepingLookupPaths();
-    KeepingLookupPaths(const KeepingLookupPaths&) = delete;
-    KeepingLookupPaths& operator=(const KeepingLookupPaths&) = delete;
-  };
-
   // Reads the newest memtable this factory made: for each user key in it, in order, the key's
   // newest entry there. The memtable is not destroyed while the reader exists (hold it briefly:
   // RocksDB waits for it to drop a memtable it flushed). Whether keys written meanwhile are

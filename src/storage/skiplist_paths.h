@@ -155,8 +155,8 @@ struct SearchPath {
 
 // The path of the calling thread's last seek into each of the last few memtables it sought
 // (one read seeks the newest memtable and the immutable ones after it), and the ones it kept for
-// keys it is about to write (SkipListMemTableFactory::KeepLastSeekFor, and the point lookups
-// made under KeepingLookupPaths), in the order it kept them, until its next write forgets them.
+// keys it is about to write (SkipListMemTableFactory::KeepLastSeekFor), in the order it kept
+// them, until its next write forgets them.
 class ThreadSeekPaths {
  public:
   static SearchPath& NextSeek(uint64_t list_id) {
@@ -207,10 +207,6 @@ class ThreadSeekPaths {
     mine.key_bytes_.clear();
     mine.next_kept_ = 0;
   }
-  // Whether the thread's point lookups keep their paths too, for the keys they look up
-  // (SkipListMemTableFactory::KeepingLookupPaths).
-  static void SetKeepingLookups(bool keeping) { ForThisThread().keeping_lookups_ = keeping; }
-  static bool KeepingLookups() { return ForThisThread().keeping_lookups_; }
   static uint64_t Taken() { return ForThisThread().taken_; }
 
  private:
@@ -231,7 +227,6 @@ class ThreadSeekPaths {
   std::vector<Kept> kept_;
   std::string key_bytes_;
   size_t next_kept_ = 0;
-  bool keeping_lookups_ = false;
   uint64_t taken_ = 0;  // kept paths that a warming or an insert started from, for tests
 };
 

@@ -47,9 +47,9 @@ bool DecodeFieldEntry(std::string_view stored, FieldEntry* out) {
 }
 
 Status GetFieldEntry(Context& ctx, int db, std::string_view key, uint64_t version,
-                     std::string_view field, std::string* stored, ReadFor purpose) {
-  return FromRocks(ctx.batch().Get(ColumnFamily::kSubkey, MemberKey(ctx, db, key, version, field),
-                                   stored, purpose));
+                     std::string_view field, std::string* stored) {
+  return FromRocks(
+      ctx.batch().Get(ColumnFamily::kSubkey, MemberKey(ctx, db, key, version, field), stored));
 }
 
 Status ResolveFieldValue(Context& ctx, int db, std::string_view key, uint64_t version,
@@ -106,7 +106,7 @@ HashWriter::HashWriter(Context& ctx, int db, std::string_view key, const KeyStat
     : ctx_(ctx), db_(db), key_(key), writer_(ctx, db, key, old, RedisType::kHash) {}
 
 Status HashWriter::Find(std::string_view field, std::string* stored) {
-  return GetFieldEntry(ctx_, db_, key_, writer_.version(), field, stored, ReadFor::kWriting);
+  return GetFieldEntry(ctx_, db_, key_, writer_.version(), field, stored);
 }
 
 void HashWriter::DropLargeValue(std::string_view field, std::string_view old_stored) {

@@ -40,8 +40,7 @@ bool DecodeFieldEntry(std::string_view stored, FieldEntry* out);
 
 // The stored entry of `field` (through the Context's batch). NotFound when absent.
 Status GetFieldEntry(Context& ctx, int db, std::string_view key, uint64_t version,
-                     std::string_view field, std::string* stored,
-                     ReadFor purpose = ReadFor::kReading);
+                     std::string_view field, std::string* stored);
 // The value an entry stands for: the inline bytes, or the value read from `large_value`.
 Status ResolveFieldValue(Context& ctx, int db, std::string_view key, uint64_t version,
                          std::string_view field, std::string_view stored, std::string* value);

@@ -256,10 +256,9 @@ bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out) {
 }
 
 Status GetScore(Context& ctx, int db, std::string_view key, uint64_t version,
-                std::string_view member, double* score, ReadFor purpose) {
+                std::string_view member, double* score) {
   std::string value;
-  auto s = ctx.batch().Get(ColumnFamily::kSubkey, MemberKey(ctx, db, key, version, member), &value,
-                           purpose);
+  auto s = ctx.batch().Get(ColumnFamily::kSubkey, MemberKey(ctx, db, key, version, member), &value);
   if (s.IsNotFound()) return Status::NotFound();
   if (!s.ok()) return Status::IOError(s.ToString());
   *score = DecodeScore(value);

@@ -59,7 +59,7 @@ bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out);
 
 // Reads one member's score. NotFound when absent.
 Status GetScore(Context& ctx, int db, std::string_view key, uint64_t version,
-                std::string_view member, double* score, ReadFor purpose = ReadFor::kReading);
+                std::string_view member, double* score);
 
 // Visits members in order; the visitor returns false to stop. `reverse` walks from the top.
 using ZsetVisitor = std::function<bool(std::string_view member, double score)>;
