@@ -26,7 +26,12 @@ class SkipList::Iter final : public MemTableRep::Iterator {
 
   bool Valid() const override { return node_ != nullptr; }
   const char* key() const override { return node_; }
-  void Next() override { node_ = NextOf(node_, 0); }
+  // A flush or a range read steps through nodes scattered over the arena: the node after the
+  // new one is fetched while the caller works on this one, instead of when it asks for it.
+  void Next() override {
+    node_ = NextOf(node_, 0);
+    if (node_ != nullptr) FetchNext();
+  }
   void Prev() override {
     const char* before;
     list_->FindGreaterOrEqual(EntryTarget{node_}, &before);
@@ -50,11 +55,20 @@ class SkipList::Iter final : public MemTableRep::Iterator {
     }
   }
 
-  void SeekToFirst() override { node_ = NextOf(list_->head(), 0); }
+  void SeekToFirst() override {
+    node_ = NextOf(list_->head(), 0);
+    if (node_ != nullptr) FetchNext();
+  }
   void SeekToLast() override { Settle(list_->FindLast()); }
 
  private:
   void Settle(const char* node) { node_ = node == list_->head() ? nullptr : node; }
+  void FetchNext() const {
+    if (const char* after = NextOf(node_, 0)) {
+      __builtin_prefetch(after);
+      __builtin_prefetch(LinkOf(after, 0));
+    }
+  }
 
   const SkipList* list_;
   const bool recycled_;

@@ -7,7 +7,8 @@
 // factory is filled with `--fill` members of one set, as the server lays them out, in batches of
 // 16 whose insert paths are warmed first (as a pipeline of 16 SADDs is); then each round times
 // `--inserts` more such inserts (in batches of `--batch`, 16 by default; 1 is an unpipelined
-// client's) and `--gets` point lookups of random members, and prints nanoseconds per key.
+// client's), `--gets` point lookups of random members and a scan of every entry in order (a
+// flush's walk, or a range read's), and prints nanoseconds per key.
 // `--index-buckets` sizes the memtable's index by user key (0: none). Run two builds (or two
 // settings) alternately and compare medians.
 //
@@ -116,6 +117,22 @@ class Bench {
     return true;
   }
 
+  // Reads every entry in order; returns how many there were, or -1 on an error.
+  long Scan() {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+    long entries = 0;
+    size_t bytes = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      bytes += it->key().size() + it->value().size();
+      entries++;
+    }
+    if (!it->status().ok()) {
+      std::fprintf(stderr, "scan: %s\n", it->status().ToString().c_str());
+      return -1;
+    }
+    return bytes > 0 ? entries : 0;
+  }
+
   // Looks up `n` random members; returns how many were found, or -1 on an error.
   long Get(size_t n) {
     long found = 0;
@@ -163,10 +180,16 @@ int main(int argc, char** argv) {
     auto inserted = std::chrono::steady_clock::now();
     long found = bench.Get(args.gets);
     if (found < 0) return 1;
+    auto got = std::chrono::steady_clock::now();
+    long entries = bench.Scan();
+    if (entries < 0) return 1;
     auto done = std::chrono::steady_clock::now();
-    std::printf("round %d: insert %.0f ns/key, get %.0f ns/key (%ld of %zu found)\n", round + 1,
-                NanosPer(inserted - start, args.inserts), NanosPer(done - inserted, args.gets),
-                found, args.gets);
+    std::printf(
+        "round %d: insert %.0f ns/key, get %.0f ns/key (%ld of %zu found), scan %.0f ns/key"
+        " (%ld keys)\n",
+        round + 1, NanosPer(inserted - start, args.inserts), NanosPer(got - inserted, args.gets),
+        found, args.gets, NanosPer(done - got, static_cast<size_t>(std::max(entries, 1L))),
+        entries);
   }
   std::filesystem::remove_all(args.dir);
   return 0;
