@@ -45,27 +45,37 @@ inline uint64_t TrailerOf(const Slice& internal_key) {
 // RocksDB's ValueType of a Put, the low byte of its trailer (db/dbformat.h, not a public header).
 constexpr uint64_t kTypeValue = 0x1;
 
+// The bytewise order of the eight bytes at `a` and at `b`: <0, 0 or >0.
+inline int CompareWords(const char* a, const char* b) {
+  uint64_t x, y;
+  std::memcpy(&x, a, 8);
+  std::memcpy(&y, b, 8);
+  if (x == y) return 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    x = __builtin_bswap64(x);
+    y = __builtin_bswap64(y);
+  }
+  return x < y ? -1 : 1;
+}
+
 // Bytewise three-way comparison of user keys, inline eight bytes at a time. A search compares
 // the target with dozens of short keys that share a prefix; a call to memcmp for each cost more
 // than the comparison itself (docs/benchmarks.md, change 16).
 inline int CompareUserKeys(const Slice& a, const Slice& b) {
   size_t common = std::min(a.size(), b.size());
-  size_t i = 0;
-  for (; i + 8 <= common; i += 8) {
-    uint64_t x, y;
-    std::memcpy(&x, a.data() + i, 8);
-    std::memcpy(&y, b.data() + i, 8);
-    if (x != y) {
-      if constexpr (std::endian::native == std::endian::little) {
-        x = __builtin_bswap64(x);
-        y = __builtin_bswap64(y);
-      }
-      return x < y ? -1 : 1;
+  if (common >= 8) {
+    size_t i = 0;
+    for (; i + 8 < common; i += 8) {
+      if (int r = CompareWords(a.data() + i, b.data() + i)) return r;
     }
-  }
-  for (; i < common; i++) {
-    auto x = static_cast<uint8_t>(a[i]), y = static_cast<uint8_t>(b[i]);
-    if (x != y) return x < y ? -1 : 1;
+    // The last eight common bytes, overlapping words found equal: one comparison instead of an
+    // unpredictable branch per byte, and a member's distinguishing digits are often there.
+    if (int r = CompareWords(a.data() + common - 8, b.data() + common - 8)) return r;
+  } else {
+    for (size_t i = 0; i < common; i++) {
+      auto x = static_cast<uint8_t>(a[i]), y = static_cast<uint8_t>(b[i]);
+      if (x != y) return x < y ? -1 : 1;
+    }
   }
   return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
 }

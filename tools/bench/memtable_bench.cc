@@ -9,8 +9,9 @@
 // `--inserts` more such inserts (in batches of `--batch`, 16 by default; 1 is an unpipelined
 // client's), `--gets` point lookups of random members and a scan of every entry in order (a
 // flush's walk, or a range read's), and prints nanoseconds per key.
-// `--index-buckets` sizes the memtable's index by user key (0: none). Run two builds (or two
-// settings) alternately and compare medians.
+// `--index-buckets` sizes the memtable's index by user key (0: none). `--keys metadata` writes
+// string keys as the `metadata` family holds them (MSET's) instead of members. Run two builds
+// (or two settings) alternately and compare medians.
 //
 // It measures and asserts nothing; it exits non-zero only when RocksDB fails.
 #include <rocksdb/db.h>
@@ -39,6 +40,7 @@ struct Args {
   // The server's for its default 64 MiB write buffer; 0 for a memtable without the index.
   size_t index_buckets = basalt::SkipListMemTableFactory::IndexBucketsFor(64 << 20);
   int rounds = 3;
+  bool metadata_keys = false;
   std::string dir = "/tmp/basalt-memtable-bench";
 };
 
@@ -50,6 +52,15 @@ std::string MemberKey(uint64_t draw) {
   int n = std::snprintf(member, sizeof member, "element:%06llu",
                         static_cast<unsigned long long>(draw % 1000000));
   return prefix + std::string(member, static_cast<size_t>(n));
+}
+
+// A string key as the metadata family holds it: db, then redis-benchmark's key ("key:" and
+// twelve digits), drawn from a million.
+std::string MetadataKey(uint64_t draw) {
+  char key[32];
+  int n = std::snprintf(key, sizeof key, "%ckey:%012llu", 0,
+                        static_cast<unsigned long long>(draw % 1000000));
+  return std::string(key, static_cast<size_t>(n));
 }
 
 bool ParseArgs(int argc, char** argv, Args* args) {
@@ -66,6 +77,9 @@ bool ParseArgs(int argc, char** argv, Args* args) {
       args->batch = std::max<size_t>(1, std::strtoull(value, nullptr, 10));
     } else if (flag == "--index-buckets") {
       args->index_buckets = std::strtoull(value, nullptr, 10);
+    } else if (flag == "--keys" &&
+               (value == std::string_view("member") || value == std::string_view("metadata"))) {
+      args->metadata_keys = value == std::string_view("metadata");
     } else if (flag == "--rounds") {
       args->rounds = std::atoi(value);
     } else if (flag == "--dir") {
@@ -103,7 +117,7 @@ class Bench {
     for (size_t done = 0; done < n; done += keys.size()) {
       rocksdb::WriteBatch batch;
       for (size_t i = 0; i < keys.size(); i++) {
-        keys[i] = MemberKey(rng_());
+        keys[i] = Key(rng_());
         slices[i] = keys[i];
         batch.Put(keys[i], "");
       }
@@ -138,7 +152,7 @@ class Bench {
     long found = 0;
     std::string value;
     for (size_t i = 0; i < n; i++) {
-      rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), MemberKey(rng_()), &value);
+      rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), Key(rng_()), &value);
       if (s.ok()) {
         found++;
       } else if (!s.IsNotFound()) {
@@ -150,6 +164,10 @@ class Bench {
   }
 
  private:
+  std::string Key(uint64_t draw) const {
+    return args_.metadata_keys ? MetadataKey(draw) : MemberKey(draw);
+  }
+
   const Args& args_;
   std::mt19937_64 rng_{42};  // fixed: every build walks the same list
   std::shared_ptr<basalt::SkipListMemTableFactory> factory_;
@@ -165,11 +183,10 @@ double NanosPer(std::chrono::steady_clock::duration d, size_t n) {
 int main(int argc, char** argv) {
   Args args;
   if (!ParseArgs(argc, argv, &args)) {
-    std::fprintf(
-        stderr,
-        "usage: %s [--fill N] [--inserts N] [--batch N] [--gets N] [--index-buckets N] [--rounds N]"
-        " [--dir PATH]\n",
-        argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s [--fill N] [--inserts N] [--batch N] [--gets N] [--index-buckets N]"
+                 " [--keys member|metadata] [--rounds N] [--dir PATH]\n",
+                 argv[0]);
     return 2;
   }
   Bench bench(args);
