@@ -308,6 +308,16 @@ uint64_t SkipListMemTableFactory::KeptPathsTakenOnThisThread() {
   return ThreadSeekPaths::Taken();
 }
 
+void SkipListMemTableFactory::PrefetchLookup(const rocksdb::Slice& user_key) const {
+  const void* buckets = newest_->index_buckets.load(std::memory_order_relaxed);
+  if (buckets == nullptr) return;
+  size_t mask = newest_->index_mask.load(std::memory_order_relaxed);
+  // Pointer arithmetic on integers: with a stale mask the address may lie outside any object.
+  uintptr_t bucket = reinterpret_cast<uintptr_t>(buckets) +
+                     (memtable::HashUserKey(user_key) & mask) * sizeof(skiplist::Link);
+  __builtin_prefetch(reinterpret_cast<const void*>(bucket));
+}
+
 size_t SkipListMemTableFactory::WarmInsertPaths(
     const std::vector<rocksdb::Slice>& user_keys) const {
   std::shared_lock lock(newest_->mutex);

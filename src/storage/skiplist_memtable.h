@@ -81,6 +81,9 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   // family) starts there itself. Keys should be kept in the order they will be written. A kept
   // path that no longer fits (another memtable, a key before the seek's target) is not used.
   void KeepLastSeekFor(const rocksdb::Slice& user_key) const;
+  // Brings into the CPU cache the index bucket of `user_key` in the newest memtable, for a point
+  // read of it that has RocksDB's own work to do first. Any thread, any time; no lock taken.
+  void PrefetchLookup(const rocksdb::Slice& user_key) const;
   // Forgets the paths this thread kept; a write does, once it has made its inserts.
   static void ForgetKeptSeeks();
   // How many of the paths this thread kept a warming or an insert started from, since it started.
