@@ -22,6 +22,7 @@
 #include "storage/memtable_entry.h"
 #include "storage/skiplist_memtable.h"
 #include "storage/skiplist_paths.h"
+#include "storage/skiplist_summit.h"
 
 namespace basalt {
 namespace skiplist {
@@ -481,6 +482,15 @@ class SkipList final : public MemTableRep {
   static constexpr size_t kMinSortedRun = 4;
   // 1 if the keys never descend, -1 if they never ascend, 0 if they do both or are all equal.
   static int SortedDirection(const std::vector<Slice>& keys);
+  // The list's Summit, made again first if the list grew by a quarter since the last one (or
+  // nullptr while the list is small). Any thread that holds the memtable.
+  const Summit* CurrentSummit() const;
+  // A node this tall counts towards the list's growth, for CurrentSummit.
+  static constexpr int kCountedHeight = 7;
+  void CountNode(int height) {
+    if (height >= kCountedHeight) counted_nodes_.fetch_add(1, std::memory_order_relaxed);
+  }
+
   // WarmInsertPaths for keys sorted in one direction: one search after another, each from the
   // last one's path. Returns how many searches ran.
   size_t WarmSortedRun(const std::vector<Slice>& keys, bool ascending, int top,
@@ -525,6 +535,14 @@ class SkipList final : public MemTableRep {
   // (the tallest of them), the last of them that links into it.
   const char* run_nodes_[kMaxHeight];
   int run_height_ = 0;
+
+  // CurrentSummit's: the nodes counted so far, and when the last Summit was made. The Summits
+  // made are kept until the list goes, since a search may still start from an older one.
+  std::atomic<size_t> counted_nodes_{0};
+  mutable std::atomic<size_t> summit_counted_{0};
+  mutable std::atomic<bool> making_summit_{false};
+  mutable std::atomic<const Summit*> summit_{nullptr};
+  mutable std::vector<std::unique_ptr<Summit>> summits_;  // appended under making_summit_
 };
 
 }  // namespace skiplist

@@ -97,6 +97,7 @@ int SkipList::BracketingLevel(const char* entry, int max_height) const {
 bool SkipList::InsertKey(KeyHandle handle) {
   const char* entry = static_cast<const char*>(handle);
   int height = TakeHeight(entry);
+  CountNode(height);
   int max_height = RaiseMaxHeight(height);
   // The bucket's miss overlaps the search's.
   if (index_ != nullptr) index_->Prefetch(UserKeyOf(entry));
@@ -170,6 +171,7 @@ bool SkipList::InsertKey(KeyHandle handle) {
 bool SkipList::InsertKeyConcurrently(KeyHandle handle) {
   const char* entry = static_cast<const char*>(handle);
   int height = TakeHeight(entry);
+  CountNode(height);
   int max_height = RaiseMaxHeight(height);
   EntryTarget target{entry};
   if (index_ != nullptr) index_->Prefetch(UserKeyOf(entry));

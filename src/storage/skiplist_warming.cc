@@ -40,6 +40,8 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
   }
   int top = max_height_.load(std::memory_order_relaxed) - 1;
   WarmedPaths& paths = ThreadWarmedPaths::Start(id_, top + 1);
+  const Summit* summit = CurrentSummit();
+  if (summit != nullptr && summit->level() >= top) summit = nullptr;
   int direction = keys.size() >= kMinSortedRun ? SortedDirection(keys) : 0;
   if (direction != 0) return WarmSortedRun(keys, direction > 0, top, paths);
   // Gives `lane` the next key that needs a search of its own; false when none is left.
@@ -61,6 +63,14 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
       for (int level = lane.level + 1; level <= top; level++) {
         paths.SetNode(lane.path, level, node_at(level));
       }
+    } else if (summit != nullptr) {
+      // The search starts at the summit's level. Above it the path is the head: right for
+      // every level, if a long walk for the rare insert that links that high.
+      const char* before = summit->LastBefore(key);
+      lane.level = summit->level();
+      lane.prev = before != nullptr ? before : head();
+      for (int level = lane.level + 1; level <= top; level++)
+        paths.SetNode(lane.path, level, head());
     }
     return true;
   };
@@ -112,6 +122,38 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
   }
   ThreadWarmedPaths::CountSteps(steps);
   return searches;
+}
+
+const Summit* SkipList::CurrentSummit() const {
+  constexpr size_t kMinCounted = 16;      // ~1,000 entries
+  constexpr size_t kMinLevelNodes = 512;  // the summit's level: the highest with this many
+  constexpr size_t kMaxLevelNodes = 1 << 16;
+  size_t counted = counted_nodes_.load(std::memory_order_relaxed);
+  const Summit* summit = summit_.load(std::memory_order_acquire);
+  size_t made_at = summit_counted_.load(std::memory_order_relaxed);
+  if (counted < kMinCounted || counted < made_at + made_at / 4) return summit;
+  if (making_summit_.exchange(true, std::memory_order_acquire)) return summit;
+  std::vector<const char*> nodes;
+  int level = max_height_.load(std::memory_order_relaxed) - 1;
+  for (; level > 0; level--) {
+    nodes.clear();
+    for (const char* node = NextOf(head(), level); node != nullptr && nodes.size() < kMaxLevelNodes;
+         node = NextOf(node, level)) {
+      nodes.push_back(node);
+    }
+    if (nodes.size() >= kMinLevelNodes) break;
+  }
+  if (level > 0 && nodes.size() < kMaxLevelNodes) {
+    std::vector<Slice> keys;
+    keys.reserve(nodes.size());
+    for (const char* node : nodes) keys.push_back(UserKeyOf(node));
+    summits_.push_back(std::make_unique<Summit>(level, std::move(nodes), keys));
+    summit = summits_.back().get();
+    summit_.store(summit, std::memory_order_release);
+  }
+  summit_counted_.store(counted, std::memory_order_relaxed);
+  making_summit_.store(false, std::memory_order_release);
+  return summit;
 }
 
 int SkipList::SortedDirection(const std::vector<Slice>& keys) {
