@@ -111,22 +111,29 @@ bool SkipList::InsertKey(KeyHandle handle) {
     // to a new incarnation) would walk over all the nodes it inserted before: the last one,
     // where it is lower, starts instead, and on the levels above it the run's last node there,
     // where that is lower. Without the latter, a node taller than the one before it walked its
-    // top level over the whole run so far: a run of n inserts cost O(n^2) steps.
+    // top level over the whole run so far: a run of n inserts cost O(n^2) steps. A warming
+    // search that started below the top (from a Summit) leaves the head as its path above the
+    // start: where the path is the head, the search continues from the level above instead of
+    // walking that whole level, and from the top of the list for the new node's top level.
     level = height;
     splice_height_ = 0;
     if (warmed.id != last_warmed_path_) run_height_ = 0;
     const bool after_last = warmed.id != 0 && warmed.id == last_warmed_path_ &&
                             last_insert_ != nullptr && Compare(last_insert_, target) < 0;
+    const char* above = head();
     const char* bound = nullptr;
     size_t steps = 0;
-    for (int i = level - 1; i >= 0; i--) {
-      const char* start = warmed.nodes[i];
+    for (int i = warmed.nodes[level - 1] == head() ? max_height - 1 : level - 1; i >= 0; i--) {
+      const char* start = i < level ? warmed.nodes[i] : head();
       if (after_last && i < last_insert_height_) {
         start = last_insert_;
       } else if (after_last && i < run_height_ && Compare(run_nodes_[i], target) < 0) {
         start = run_nodes_[i];
+      } else if (start == head()) {
+        start = above;
       }
       steps += FindInLevel(target, i, start, &splice_prev_[i], &splice_next_[i], bound);
+      above = splice_prev_[i];
       bound = splice_next_[i];
     }
     ThreadWarmedPaths::CountInsertSteps(steps);
