@@ -274,6 +274,15 @@ void Context::NoteEndedIncarnation(uint8_t pdb, std::string_view key, const Meta
 
 void Context::Write(int db, std::string_view key, const Metadata& meta, const KeyState& old) {
   uint8_t pdb = keyspace_->Physical(db);
+  // A write that leaves the key's metadata as it was (a field or member overwritten, a score
+  // moved, LSET, a string set to the value and expiry it has) puts no entry: one insert into
+  // `metadata` (and its expiry's two into `expire`) fewer. The key still counts as modified for
+  // WATCH and blocked clients, as Redis's signalModifiedKey does for every write command.
+  if (old.live() && meta == old.meta) {
+    touched_.emplace_back(pdb, std::string(key));
+    RememberWrite(pdb, key, meta);
+    return;
+  }
   if (old.present) {
     Retire(pdb, key, old.meta);
     if (meta.version != old.meta.version || meta.type != old.meta.type) {
@@ -285,6 +294,10 @@ void Context::Write(int db, std::string_view key, const Metadata& meta, const Ke
   Register(pdb, key, meta);
   batch_.Put(ColumnFamily::kMetadata, MetadataKey(pdb, key), meta.Encode());
   touched_.emplace_back(pdb, std::string(key));
+  RememberWrite(pdb, key, meta);
+}
+
+void Context::RememberWrite(uint8_t pdb, std::string_view key, const Metadata& meta) {
   // Only collections: a string's value would be copied, and a string key is seldom written
   // twice in one group.
   last_write_.epoch = 0;

@@ -142,6 +142,7 @@ class Context {
   // Type-checked read: NotFound if absent, WRONGTYPE if another type.
   StatusOr<KeyState> LookupOfType(int db, std::string_view key, RedisType type);
   // Replaces the key with `meta`, retiring `old` (which must come from Lookup in this Context).
+  // Only touches the key when `old` is live and equal to `meta`.
   void Write(int db, std::string_view key, const Metadata& meta, const KeyState& old);
   // Removes the key's live or expired entry. No-op if `old` is not present.
   void Delete(int db, std::string_view key, const KeyState& old);
@@ -174,6 +175,8 @@ class Context {
   // range goes to the engine's reclaimer (storage/reclaimer.h), since no write over those keys
   // will ever bring a compaction to their files. Smaller ones wait for ordinary compactions.
   void NoteEndedIncarnation(uint8_t pdb, std::string_view key, const Metadata& old);
+  // `meta` is now the batch's metadata of `key`: the next Lookup of it takes it (last_write_).
+  void RememberWrite(uint8_t pdb, std::string_view key, const Metadata& meta);
   static constexpr uint64_t kReclaimedIncarnation = 4096;
 
   Keyspace* keyspace_;

@@ -49,6 +49,7 @@ enum class StringEncoding : uint8_t { kAuto = 0, kRaw = 1, kNoInt = 2 };
 struct ZsetEnd {
   std::string mark;
   std::vector<std::string> beyond;
+  bool operator==(const ZsetEnd&) const = default;
 };
 
 struct Metadata {
@@ -73,6 +74,7 @@ struct Metadata {
   // Whether entries in `subkey` belong to this key (under its version).
   bool HasSubkeys() const { return IsCollection() || (type == RedisType::kString && segmented); }
   bool ExpiredAt(int64_t now_ms) const { return expire_ms != 0 && expire_ms <= now_ms; }
+  bool operator==(const Metadata&) const = default;
 
   std::string Encode() const;
   // False when the bytes are not a metadata value this version understands.

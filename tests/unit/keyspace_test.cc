@@ -331,6 +331,30 @@ TEST_F(KeyspaceTest, WriteToWatchedKeyMarksWatcherDirty) {
   EXPECT_FALSE(watcher->dirty);
 }
 
+// A write that leaves the metadata as it was (an overwritten field, LSET, a string set to the
+// value and expiry it has) puts nothing into RocksDB, yet still marks watchers dirty and keeps
+// the counts; one that changes anything, the expiry alone included, is written.
+TEST_F(KeyspaceTest, UnchangedWritePutsNothingButStillTouchesWatchers) {
+  const int64_t expire_ms = UnixMillis() + 3600 * 1000;
+  Set(0, "k", "v", expire_ms);
+  auto watcher = std::make_shared<WatchState>();
+  ks_->watches().Watch(ks_->Physical(0), "k", watcher);
+  const uint64_t before = ks_->engine()->LatestSequence();
+  Set(0, "k", "v", expire_ms);
+  EXPECT_EQ(ks_->engine()->LatestSequence(), before);
+  EXPECT_TRUE(watcher->dirty);
+  EXPECT_EQ(ks_->KeyCount(0), 1);
+  EXPECT_EQ(ks_->ExpireCount(0), 1);
+  Set(0, "k", "v", expire_ms + 1);
+  EXPECT_GT(ks_->engine()->LatestSequence(), before);
+  EXPECT_EQ(Get(0, "k").meta.expire_ms, expire_ms + 1);
+  EXPECT_EQ(ks_->ExpireCount(0), 1);
+  const uint64_t after_expiry = ks_->engine()->LatestSequence();
+  Set(0, "k", "w", expire_ms + 1);
+  EXPECT_GT(ks_->engine()->LatestSequence(), after_expiry);
+  EXPECT_EQ(Get(0, "k").meta.value, "w");
+}
+
 // Records the keys it is told of, while `listening`.
 class RecordingTouchListener : public Keyspace::TouchListener {
  public:
