@@ -125,8 +125,12 @@ void HashWriter::Put(std::string_view field, std::string_view value,
     writer_.Put(field, ExternalEntry(value.size()), old_stored == nullptr);
     return;
   }
+  std::string entry = InlineEntry(value);
+  // A field set to the value it has (a cache refreshing what it holds) writes nothing; the hash
+  // still counts as modified, as in Redis.
+  if (old_stored != nullptr && *old_stored == entry) return writer_.KeepAsModified();
   if (old_stored != nullptr) DropLargeValue(field, *old_stored);
-  writer_.Put(field, InlineEntry(value), old_stored == nullptr);
+  writer_.Put(field, entry, old_stored == nullptr);
 }
 
 void HashWriter::Remove(std::string_view field, std::string_view old_stored) {

@@ -68,6 +68,9 @@ class CollectionWriter {
   void Put(std::string_view member, std::string_view value, bool is_new);
   // The member must be in the collection.
   void Remove(std::string_view member);
+  // Nothing changed, yet the command counts as a write of the key (WATCH, blocked clients):
+  // Finish() touches it.
+  void KeepAsModified() { changed_ = true; }
   void Finish();
 
  private:

@@ -3,6 +3,7 @@
 // value changes size or a field is removed.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "keyspace_fixture.h"
@@ -102,6 +103,25 @@ TEST_F(HashCodecTest, ShrinkingOrRemovingDropsTheLargeValue) {
   HDel("g");
   EXPECT_EQ(LargeValues(), 0);
   EXPECT_EQ(Get(0, "h").meta.size, 1u);
+}
+
+// A field set to the value it has writes nothing (neither its entry nor the hash's metadata),
+// yet still marks a watcher of the hash dirty; a new value, or a field overwritten with another
+// value, is written, and the metadata only when the size changes.
+TEST_F(HashCodecTest, SettingAFieldToItsValueWritesNothing) {
+  HSet("f", "v");
+  auto watcher = std::make_shared<WatchState>();
+  ks_->watches().Watch(ks_->Physical(0), "h", watcher);
+  const uint64_t before = ks_->engine()->LatestSequence();
+  HSet("f", "v");
+  EXPECT_EQ(ks_->engine()->LatestSequence(), before);
+  EXPECT_TRUE(watcher->dirty);
+  HSet("f", "w");
+  EXPECT_EQ(ks_->engine()->LatestSequence(), before + 1);  // the field entry alone
+  EXPECT_EQ(Value("f"), "w");
+  HSet("g", "w");
+  EXPECT_EQ(ks_->engine()->LatestSequence(), before + 3);  // and the metadata with its size
+  EXPECT_EQ(Get(0, "h").meta.size, 2u);
 }
 
 TEST_F(HashCodecTest, ReadFieldsResolvesOnlyWhenAsked) {
