@@ -162,6 +162,12 @@ StatusOr<std::unique_ptr<Engine>> Engine::Open(Config* config, const ColumnFamil
   });
   config->AddApplyHook("durability", [raw](const std::string&, const std::string& value) {
     raw->durability_ = ParseDurability(value);
+    // A reply in sync mode says the data it stands on is on disk: that includes what earlier,
+    // lazier writes left, which a write that changes nothing (and so puts nothing) relies on.
+    if (raw->durability_ == Durability::kSync) {
+      rocksdb::Status s = raw->db_->SyncWAL();
+      if (!s.ok()) return Status::IOError("WAL sync on switching to sync: " + s.ToString());
+    }
     return Status::OK();
   });
   return engine;
