@@ -594,6 +594,16 @@ rocksdb::Status Engine::DeleteRange(ColumnFamily cf, const std::string& begin,
   return Write(&batch);
 }
 
+void Engine::StartFlush(std::span<const ColumnFamily> families) {
+  rocksdb::FlushOptions options;
+  options.wait = false;
+  options.allow_write_stall = true;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  for (ColumnFamily family : families) handles.push_back(cf(family));
+  rocksdb::Status s = db_->Flush(options, handles);
+  if (!s.ok()) LOG(WARNING) << "starting a flush: " << s.ToString();
+}
+
 void Engine::LazySyncLoop() {
   std::unique_lock<std::mutex> lock(lazy_mu_);
   while (!closing_) {

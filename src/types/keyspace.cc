@@ -77,14 +77,27 @@ void Keyspace::ApplyCounts(const std::array<int64_t, kMaxDatabases>& keys,
   }
 }
 
+namespace {
+constexpr ColumnFamily kFlushedFamilies[] = {ColumnFamily::kMetadata, ColumnFamily::kSubkey,
+                                             ColumnFamily::kZsetScore, ColumnFamily::kLargeValue};
+}  // namespace
+
 Status Keyspace::FlushDatabase(int db) {
+  Status s = EmptyDatabase(db);
+  if (s.ok()) engine_->StartFlush(kFlushedFamilies);
+  return s;
+}
+
+Status Keyspace::EmptyDatabase(int db) {
   uint8_t pdb = Physical(db);
   Batch batch(engine_.get());
   // The data goes with range deletes; bumping the epoch orphans this database's expiry index
   // entries, which the expirer then discards without touching the (reset) counts.
-  for (ColumnFamily cf : {ColumnFamily::kMetadata, ColumnFamily::kSubkey, ColumnFamily::kZsetScore,
-                          ColumnFamily::kLargeValue})
+  for (ColumnFamily cf : kFlushedFamilies)
     batch.DeleteRange(cf, DatabaseBegin(pdb), DatabaseEnd(pdb));
+  // The reclaimers compact the files in the range, which no later write over those keys reaches.
+  for (ColumnFamily cf : {ColumnFamily::kSubkey, ColumnFamily::kZsetScore})
+    batch.NoteDeadRange(cf, DatabaseBegin(pdb), DatabaseEnd(pdb));
   uint64_t epoch = epochs_[pdb] + 1;
   std::string epoch_value;
   PutFixed64(&epoch_value, epoch);
@@ -102,9 +115,10 @@ Status Keyspace::FlushDatabase(int db) {
 
 Status Keyspace::FlushAll() {
   for (int db = 0; db < databases_; db++) {
-    Status s = FlushDatabase(db);
+    Status s = EmptyDatabase(db);
     if (!s.ok()) return s;
   }
+  engine_->StartFlush(kFlushedFamilies);
   engine_->CompleteMetadataCacheIfEmpty();
   return Status::OK();
 }

@@ -101,6 +101,8 @@ class Keyspace {
   friend class ActiveExpirer;
   Keyspace() = default;
   Status LoadState();
+  // FLUSHDB's batch for one database, committed; FlushDatabase and FlushAll then start one flush.
+  Status EmptyDatabase(int db);
   void ApplyCounts(const std::array<int64_t, kMaxDatabases>& keys,
                    const std::array<int64_t, kMaxDatabases>& expires);
 
