@@ -155,7 +155,7 @@ class Engine {
 
   // Starts flushing the memtables of `families` without waiting for it. After FLUSHDB the flush
   // drops what the range deletions cover from memory, so that later writes go to an empty
-  // memtable instead of one full of dead entries (docs/benchmarks.md, change 66). Logs, and
+  // memtable instead of one full of dead entries (docs/benchmarks.md, change 64). Logs, and
   // otherwise ignores, a failure: the data is already gone either way.
   void StartFlush(std::span<const ColumnFamily> families);
 
