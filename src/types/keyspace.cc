@@ -84,8 +84,12 @@ constexpr ColumnFamily kFlushedFamilies[] = {ColumnFamily::kMetadata, ColumnFami
 
 Status Keyspace::FlushDatabase(int db) {
   Status s = EmptyDatabase(db);
-  if (s.ok()) engine_->StartFlush(kFlushedFamilies);
+  if (s.ok()) FlushEmptiedMemtables();
   return s;
+}
+
+void Keyspace::FlushEmptiedMemtables() {
+  engine_->StartFlush(kFlushedFamilies);
 }
 
 Status Keyspace::EmptyDatabase(int db) {
@@ -118,7 +122,7 @@ Status Keyspace::FlushAll() {
     Status s = EmptyDatabase(db);
     if (!s.ok()) return s;
   }
-  engine_->StartFlush(kFlushedFamilies);
+  FlushEmptiedMemtables();
   engine_->CompleteMetadataCacheIfEmpty();
   return Status::OK();
 }

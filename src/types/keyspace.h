@@ -74,6 +74,10 @@ class Keyspace {
   Status FlushDatabase(int db);
   Status FlushAll();
   Status SwapDatabases(int a, int b);
+  // Starts the flush that drops what FLUSHDB's range deletions cover from the memtables, in
+  // the background (Engine::StartFlush). FlushDatabase and FlushAll call it; so does a replica
+  // that applied its master's.
+  void FlushEmptiedMemtables();
 
   // Replication. A replica writes its master's batches below the Context layer; these bring
   // the in-memory state derived from the data back in line and tell WATCHers and blocked

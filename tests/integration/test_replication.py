@@ -297,6 +297,28 @@ def test_replica_compacts_the_files_its_masters_pops_and_deletions_left_dead(
 
 
 @pytest.mark.basalt_only
+def test_replica_flushes_the_memtables_its_masters_flushall_emptied(start_server, target):
+    """FLUSHALL leaves its range deletions and the entries they cover in the memtables; the
+    master and, applying it, the replica each start a flush that drops them: the flushed
+    strings are then no longer stored anywhere. Without the replica's flush they stay."""
+    master = start_server(master_args(target), name="master")
+    replica = start_server(replica_args(target, master), name="replica")
+    wait_link_up(replica)
+    m, r = master.client(), replica.client()
+    m.mset({"key:%d" % i: "v" for i in range(20000)})
+    assert wait_until(lambda: r.dbsize() == 20000, timeout=SYNC_TIMEOUT)
+
+    def stored(server):
+        return server.client().info("rocksdb")["cf_metadata_stored_entries"]
+
+    assert stored(replica) >= 20000
+    assert m.flushall()
+    assert wait_until(lambda: r.dbsize() == 0, timeout=SYNC_TIMEOUT)
+    assert wait_until(lambda: stored(master) == 0, timeout=30), stored(master)
+    assert wait_until(lambda: stored(replica) == 0, timeout=30), stored(replica)
+
+
+@pytest.mark.basalt_only
 def test_new_replica_catches_up_by_full_sync_then_streams(start_server, target):
     master = start_server(name="master")
     m = master.client()
