@@ -604,6 +604,12 @@ void Engine::StartFlush(std::span<const ColumnFamily> families) {
   if (!s.ok()) LOG(WARNING) << "starting a flush: " << s.ToString();
 }
 
+uint64_t Engine::ActiveMemtableEntries(ColumnFamily family) const {
+  uint64_t entries = 0;
+  db_->GetIntProperty(cf(family), "rocksdb.num-entries-active-mem-table", &entries);
+  return entries;
+}
+
 void Engine::LazySyncLoop() {
   std::unique_lock<std::mutex> lock(lazy_mu_);
   while (!closing_) {

@@ -158,6 +158,8 @@ class Engine {
   // memtable instead of one full of dead entries (docs/benchmarks.md, change 64). Logs, and
   // otherwise ignores, a failure: the data is already gone either way.
   void StartFlush(std::span<const ColumnFamily> families);
+  // Entries (range deletions included) in `cf`'s active memtable.
+  uint64_t ActiveMemtableEntries(ColumnFamily cf) const;
 
   // Removes every key in [begin, end) of a column family. Used by FLUSHDB/FLUSHALL.
   rocksdb::Status DeleteRange(ColumnFamily cf, const std::string& begin, const std::string& end);

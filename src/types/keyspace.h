@@ -75,8 +75,8 @@ class Keyspace {
   Status FlushAll();
   Status SwapDatabases(int a, int b);
   // Starts the flush that drops what FLUSHDB's range deletions cover from the memtables, in
-  // the background (Engine::StartFlush). FlushDatabase and FlushAll call it; so does a replica
-  // that applied its master's.
+  // the background (Engine::StartFlush), for each family whose memtable holds many entries.
+  // FlushDatabase and FlushAll call it; so does a replica that applied its master's.
   void FlushEmptiedMemtables();
 
   // Replication. A replica writes its master's batches below the Context layer; these bring

@@ -305,17 +305,20 @@ def test_replica_flushes_the_memtables_its_masters_flushall_emptied(start_server
     replica = start_server(replica_args(target, master), name="replica")
     wait_link_up(replica)
     m, r = master.client(), replica.client()
-    m.mset({"key:%d" % i: "v" for i in range(20000)})
-    assert wait_until(lambda: r.dbsize() == 20000, timeout=SYNC_TIMEOUT)
+    n = 70000  # a memtable of fewer entries is left as it is (Keyspace::FlushEmptiedMemtables)
+    m.mset({"key:%d" % i: "v" for i in range(n)})
+    assert wait_until(lambda: r.dbsize() == n, timeout=SYNC_TIMEOUT)
 
     def stored(server):
         return server.client().info("rocksdb")["cf_metadata_stored_entries"]
 
-    assert stored(replica) >= 20000
+    assert stored(replica) >= n
     assert m.flushall()
     assert wait_until(lambda: r.dbsize() == 0, timeout=SYNC_TIMEOUT)
-    assert wait_until(lambda: stored(master) == 0, timeout=30), stored(master)
-    assert wait_until(lambda: stored(replica) == 0, timeout=30), stored(replica)
+    # What may stay are range deletions, which INFO counts as entries: the replica applies the
+    # master's FLUSHALL one database at a time and flushes after the first.
+    assert wait_until(lambda: stored(master) <= 16, timeout=30), stored(master)
+    assert wait_until(lambda: stored(replica) <= 16, timeout=30), stored(replica)
 
 
 @pytest.mark.basalt_only

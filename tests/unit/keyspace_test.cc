@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -294,33 +295,62 @@ TEST_F(KeyspaceTest, FlushDatabaseResetsOnlyThatDatabase) {
   EXPECT_TRUE(Get(0, "new").live());
 }
 
-// FLUSHALL leaves no dead entries in the memtables: the flush it starts drops what its range
-// deletions cover, so the next writes go to an empty memtable, and the files it writes hold
-// next to nothing of the 20k flushed keys. The data written afterwards is all there.
+// Writes `n` strings of 100 bytes, "key:0" to "key:<n-1>", alternating between databases 0 and 1,
+// a thousand to a batch.
+void WriteStrings(Keyspace* ks, int n) {
+  for (int first = 0; first < n; first += 1000) {
+    Context ctx(ks);
+    for (int i = first; i < std::min(n, first + 1000); i++) {
+      std::string key = "key:" + std::to_string(i);
+      auto old = ctx.Lookup(i % 2, key);
+      ASSERT_TRUE(old.ok());
+      Metadata m;
+      m.type = RedisType::kString;
+      m.value = std::string(100, 'v');
+      ctx.Write(i % 2, key, m, *old);
+    }
+    ASSERT_TRUE(ctx.Commit().ok());
+  }
+}
+
+// FLUSHALL leaves no dead entries in a memtable that holds many: the flush it starts drops what
+// its range deletions cover, so the next writes go to an empty memtable, and the file it writes
+// holds next to nothing of the 70k flushed keys. The data written afterwards is all there.
 TEST_F(KeyspaceTest, FlushAllEmptiesTheMemtables) {
+  extra_config_ = {{"rocksdb.write-buffer-size", "64mb"}};
+  ASSERT_NO_FATAL_FAILURE(Reopen());
   rocksdb::DB* db = ks_->engine()->db();
   rocksdb::ColumnFamilyHandle* metadata = ks_->engine()->cf(ColumnFamily::kMetadata);
-  for (int i = 0; i < 20000; i++) Set(i % 2, "key:" + std::to_string(i), std::string(100, 'v'));
-  uint64_t entries = 0;
-  ASSERT_TRUE(db->GetIntProperty(metadata, "rocksdb.num-entries-active-mem-table", &entries));
-  ASSERT_GE(entries, 20000u);
+  ASSERT_NO_FATAL_FAILURE(WriteStrings(ks_.get(), 70000));
+  ASSERT_GE(ks_->engine()->ActiveMemtableEntries(ColumnFamily::kMetadata), 70000u);
   ASSERT_TRUE(ks_->FlushAll().ok());
+  uint64_t entries = 1;
   uint64_t immutable = 1;
-  for (int i = 0; i < 500 && (entries > 0 || immutable > 0); i++) {
+  for (int i = 0; i < 1000 && (entries > 0 || immutable > 0); i++) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    ASSERT_TRUE(db->GetIntProperty(metadata, "rocksdb.num-entries-active-mem-table", &entries));
+    entries = ks_->engine()->ActiveMemtableEntries(ColumnFamily::kMetadata);
     ASSERT_TRUE(db->GetIntProperty(metadata, "rocksdb.num-immutable-mem-table", &immutable));
   }
   EXPECT_EQ(entries, 0u);
   EXPECT_EQ(immutable, 0u);
   uint64_t sst_bytes = 0;
   ASSERT_TRUE(db->GetIntProperty(metadata, "rocksdb.total-sst-files-size", &sst_bytes));
-  EXPECT_LT(sst_bytes, 64u * 1024);  // the 20k keys were over 2 MB
+  EXPECT_LT(sst_bytes, 64u * 1024);  // the 70k keys were over 8 MB
   EXPECT_EQ(ks_->KeyCount(0), 0);
   Set(0, "after", "a");
   EXPECT_EQ(Get(0, "after").meta.value, "a");
   EXPECT_FALSE(Get(0, "key:0").present);
   EXPECT_FALSE(Get(1, "key:1").present);
+}
+
+// A memtable of a few entries is left as it is: the flush would cost more than they do.
+TEST_F(KeyspaceTest, FlushAllOfAFewKeysStartsNoFlush) {
+  ASSERT_NO_FATAL_FAILURE(WriteStrings(ks_.get(), 1000));
+  ASSERT_TRUE(ks_->FlushAll().ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_GE(ks_->engine()->ActiveMemtableEntries(ColumnFamily::kMetadata), 1000u);
+  EXPECT_EQ(ks_->KeyCount(0), 0);
+  EXPECT_FALSE(Get(0, "key:0").present);
 }
 
 TEST_F(KeyspaceTest, SwapDatabasesSwapsContentsAndPersists) {
