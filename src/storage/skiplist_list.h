@@ -535,6 +535,9 @@ class SkipList final : public MemTableRep {
   // (the tallest of them), the last of them that links into it.
   const char* run_nodes_[kMaxHeight];
   int run_height_ = 0;
+  // The smallest of those inserts: a key between it and the last insert has the run's nodes
+  // before it that its gap's path is behind.
+  const char* run_first_ = nullptr;
 
   // CurrentSummit's: the nodes counted so far, and when the last Summit was made. The Summits
   // made are kept until the list goes, since a search may still start from an older one.

@@ -103,6 +103,19 @@ bool SkipList::InsertKey(KeyHandle handle) {
   if (index_ != nullptr) index_->Prefetch(UserKeyOf(entry));
   WarmedPaths::Path warmed = TakeWarmedPath(entry);
   EntryTarget target{entry};
+  const bool same_run = warmed.id != 0 && warmed.id == last_warmed_path_;
+  const bool after_last = same_run && last_insert_ != nullptr && Compare(last_insert_, target) < 0;
+  const bool before_run = same_run && !after_last && Compare(run_first_, target) > 0;
+  const bool from_warming = warmed.nodes != nullptr;
+  if ((same_run && !after_last && !before_run) || warmed.height < max_height) {
+    // A path to search from the top instead: inside the run, the gap's path is behind the run's
+    // nodes before this key, a step for each; and a list that grew taller since the warming (a
+    // large batch into an empty memtable) has levels above the path that would have skipped
+    // the nodes the walk steps over one by one. A 70k-key MSET (key:1, key:10, key:100, ... in
+    // key order) took 7 s of a worker.
+    warmed.nodes = nullptr;
+    warmed.height = 0;
+  }
   int level;
   if (warmed.nodes != nullptr && height <= warmed.height) {
     // The warmed path starts every level the new node links into (most nodes link into level
@@ -117,9 +130,7 @@ bool SkipList::InsertKey(KeyHandle handle) {
     // walking that whole level, and from the top of the list for the new node's top level.
     level = height;
     splice_height_ = 0;
-    if (warmed.id != last_warmed_path_) run_height_ = 0;
-    const bool after_last = warmed.id != 0 && warmed.id == last_warmed_path_ &&
-                            last_insert_ != nullptr && Compare(last_insert_, target) < 0;
+    if (!same_run) run_height_ = 0;
     const char* above = head();
     const char* bound = nullptr;
     size_t steps = 0;
@@ -144,10 +155,13 @@ bool SkipList::InsertKey(KeyHandle handle) {
       splice_next_[max_height] = nullptr;
       splice_height_ = max_height;
     }
+    size_t steps = 0;
     for (int i = level - 1; i >= 0; i--) {
       const char* start = i < warmed.height ? warmed.nodes[i] : splice_prev_[i + 1];
-      FindInLevel(target, i, start, &splice_prev_[i], &splice_next_[i], splice_next_[i + 1]);
+      steps +=
+          FindInLevel(target, i, start, &splice_prev_[i], &splice_next_[i], splice_next_[i + 1]);
     }
+    if (from_warming) ThreadWarmedPaths::CountInsertSteps(steps);
   }
   for (int i = 0; i < height; i++) {
     // Levels above the bracketing one bracket too, unless a concurrent insert landed there.
@@ -169,6 +183,7 @@ bool SkipList::InsertKey(KeyHandle handle) {
     run_nodes_[i] = entry;
   }
   run_height_ = std::max(run_height_, height);
+  if (!same_run || before_run) run_first_ = entry;
   last_insert_ = entry;
   last_insert_height_ = height;
   last_warmed_path_ = warmed.id;

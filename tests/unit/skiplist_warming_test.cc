@@ -350,6 +350,27 @@ TEST_P(SkipListWarmingTest, TallInsertsAboveTheSummitDoNotWalkWholeLevels) {
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
 }
 
+// A large batch into an empty memtable, in an order that goes back inside the run so far (MSET
+// key:0 ... key:69999 is key:1, key:10, key:100, ... in key order). Its paths were warmed when
+// the list had one level, and each insert walked level 0 from the gap over the run so far (a
+// 70k-key MSET took 7 s of a worker): the inserts search from the top instead.
+TEST_P(SkipListWarmingTest, RunsThatGoBackInsideThemselvesDoNotWalkTheRun) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  std::vector<std::string> keys;
+  for (int i = 0; i < 20000; i++) keys.push_back("key:" + std::to_string(i));
+  rocksdb::WriteBatch batch;
+  for (const std::string& key : keys) batch.Put(key, "v");
+  uint64_t steps = SkipListMemTableFactory::WarmedInsertStepsOnThisThread();
+  Warm(*factory_, keys);
+  ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
+  steps = SkipListMemTableFactory::WarmedInsertStepsOnThisThread() - steps;
+  for (const std::string& key : keys) model_[key] = "v";
+  // Measured: 24k steps (about one per insert); 50M with the inserts walking level 0 from the
+  // gap's path.
+  EXPECT_LT(steps, 5 * keys.size());
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+}
+
 // The same with another writer writing all along, so that RocksDB puts the runs' batches in one
 // write group with its batches and every writer inserts its own at once (InsertConcurrently),
 // in some rounds at least: whichever path a run takes, its inserts do not walk over the run so
