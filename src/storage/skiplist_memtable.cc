@@ -117,7 +117,8 @@ bool SkipList::InsertKey(KeyHandle handle) {
     warmed.height = 0;
   }
   int level;
-  if (warmed.nodes != nullptr && height <= warmed.height) {
+  // A path left now is as tall as the list, so it starts every level the new node links into.
+  if (warmed.nodes != nullptr) {
     // The warmed path starts every level the new node links into (most nodes link into level
     // 0 alone): search only those. The splice above them stays unknown. Keys warmed in one gap
     // share a path, and an ascending run of them (RPUSH, ZADD with rising scores, a set moved
@@ -149,7 +150,7 @@ bool SkipList::InsertKey(KeyHandle handle) {
     }
     ThreadWarmedPaths::CountInsertSteps(steps);
   } else {
-    level = warmed.nodes != nullptr ? max_height : BracketingLevel(entry, max_height);
+    level = BracketingLevel(entry, max_height);
     if (level == max_height) {
       splice_prev_[max_height] = head();
       splice_next_[max_height] = nullptr;
@@ -157,9 +158,8 @@ bool SkipList::InsertKey(KeyHandle handle) {
     }
     size_t steps = 0;
     for (int i = level - 1; i >= 0; i--) {
-      const char* start = i < warmed.height ? warmed.nodes[i] : splice_prev_[i + 1];
-      steps +=
-          FindInLevel(target, i, start, &splice_prev_[i], &splice_next_[i], splice_next_[i + 1]);
+      steps += FindInLevel(target, i, splice_prev_[i + 1], &splice_prev_[i], &splice_next_[i],
+                           splice_next_[i + 1]);
     }
     if (from_warming) ThreadWarmedPaths::CountInsertSteps(steps);
   }
