@@ -538,6 +538,10 @@ class SkipList final : public MemTableRep {
   // The smallest of those inserts: a key between it and the last insert has the run's nodes
   // before it that its gap's path is behind.
   const char* run_first_ = nullptr;
+  // The order of the run's keys so far: each after the last (RPUSH), each before the first
+  // (LPUSH), or neither (a batch in hash order, an MSET of key:0 ... key:N).
+  enum class RunOrder { kOneNode, kAscending, kDescending, kMixed };
+  RunOrder run_order_ = RunOrder::kOneNode;
 
   // CurrentSummit's: the nodes counted so far, and when the last Summit was made. The Summits
   // made are kept until the list goes, since a search may still start from an older one.

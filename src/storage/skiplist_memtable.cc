@@ -107,12 +107,18 @@ bool SkipList::InsertKey(KeyHandle handle) {
   const bool after_last = same_run && last_insert_ != nullptr && Compare(last_insert_, target) < 0;
   const bool before_run = same_run && !after_last && Compare(run_first_, target) > 0;
   const bool from_warming = warmed.nodes != nullptr;
-  if ((same_run && !after_last && !before_run) || warmed.height < max_height) {
-    // A path to search from the top instead: inside the run, the gap's path is behind the run's
-    // nodes before this key, a step for each; and a list that grew taller since the warming (a
-    // large batch into an empty memtable) has levels above the path that would have skipped
-    // the nodes the walk steps over one by one. A 70k-key MSET (key:1, key:10, key:100, ... in
-    // key order) took 7 s of a worker.
+  RunOrder order = after_last   ? RunOrder::kAscending
+                   : before_run ? RunOrder::kDescending
+                                : RunOrder::kMixed;
+  if (!same_run) {
+    order = RunOrder::kOneNode;
+  } else if (run_order_ != RunOrder::kOneNode && run_order_ != order) {
+    order = RunOrder::kMixed;
+  }
+  if (warmed.height < max_height) {
+    // A list that grew taller since the warming (a large batch into an empty memtable) has
+    // levels above the path that would skip the nodes a walk from the path steps over one by
+    // one: search from the top instead.
     warmed.nodes = nullptr;
     warmed.height = 0;
   }
@@ -121,23 +127,34 @@ bool SkipList::InsertKey(KeyHandle handle) {
   if (warmed.nodes != nullptr) {
     // The warmed path starts every level the new node links into (most nodes link into level
     // 0 alone): search only those. The splice above them stays unknown. Keys warmed in one gap
-    // share a path, and an ascending run of them (RPUSH, ZADD with rising scores, a set moved
-    // to a new incarnation) would walk over all the nodes it inserted before: the last one,
-    // where it is lower, starts instead, and on the levels above it the run's last node there,
-    // where that is lower. Without the latter, a node taller than the one before it walked its
-    // top level over the whole run so far: a run of n inserts cost O(n^2) steps. A warming
-    // search that started below the top (from a Summit) leaves the head as its path above the
-    // start: where the path is the head, the search continues from the level above instead of
-    // walking that whole level, and from the top of the list for the new node's top level.
+    // share a path, and a run of them would walk over all the nodes it inserted before: in an
+    // ascending run (RPUSH, ZADD with rising scores, a set moved to a new incarnation) the
+    // last insert starts instead, where it is lower, and on the levels above it the run's last
+    // node there. Without the latter, a node taller than the one before it walked its top
+    // level over the whole run so far: a run of n inserts cost O(n^2) steps. A descending run
+    // (LPUSH) has none of its nodes before the key: the gap's path is right. A run in neither
+    // order (a batch in hash order; MSET key:1 ... key:70000, which goes back inside itself)
+    // is searched from the gap's path on the run's top level, which holds few of its nodes,
+    // and down from there as a search from the head would: starting from the last insert walked
+    // level 0 over the run between the two keys, and a 70k-key MSET into a memtable holding
+    // keys elsewhere took 5 s of a worker. A warming search that started below the top (from a
+    // Summit) leaves the head as its path above the start: where the path is the head, the
+    // search continues from the level above instead of walking that whole level, and from the
+    // top of the list for the new node's top level.
     level = height;
     splice_height_ = 0;
     if (!same_run) run_height_ = 0;
+    const bool mixed = order == RunOrder::kMixed;
+    int top = mixed ? std::max(level, run_height_) - 1 : level - 1;
+    if (warmed.nodes[top] == head()) top = max_height - 1;
     const char* above = head();
     const char* bound = nullptr;
     size_t steps = 0;
-    for (int i = warmed.nodes[level - 1] == head() ? max_height - 1 : level - 1; i >= 0; i--) {
-      const char* start = i < level ? warmed.nodes[i] : head();
-      if (after_last && i < last_insert_height_) {
+    for (int i = top; i >= 0; i--) {
+      const char* start = warmed.nodes[i];
+      if (mixed) {
+        if (i < top || start == head()) start = above;
+      } else if (after_last && i < last_insert_height_) {
         start = last_insert_;
       } else if (after_last && i < run_height_ && Compare(run_nodes_[i], target) < 0) {
         start = run_nodes_[i];
@@ -184,6 +201,7 @@ bool SkipList::InsertKey(KeyHandle handle) {
   }
   run_height_ = std::max(run_height_, height);
   if (!same_run || before_run) run_first_ = entry;
+  run_order_ = order;
   last_insert_ = entry;
   last_insert_height_ = height;
   last_warmed_path_ = warmed.id;
