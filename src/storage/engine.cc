@@ -350,15 +350,27 @@ Status Engine::ApplyLiveOption(const std::string& name, const std::string& value
   }
   bool blob_option = opt_name.find("blob") != std::string::npos;
   bool bloom_option = name == "rocksdb.memtable-prefix-bloom-ratio";
+  bool write_buffer_option = name == "rocksdb.write-buffer-size";
   for (int i = 0; i < kColumnFamilyCount; i++) {
+    auto cf = static_cast<ColumnFamily>(i);
     if (blob_option && !IsBlobColumnFamily(i)) continue;
     // Families scanned in order have no bloom filter, nor do indexed memtables (options.cc).
-    if (bloom_option && (!ServesPointReads(static_cast<ColumnFamily>(i)) ||
-                         (memtables_[i] != nullptr && memtables_[i]->indexed()))) {
+    if (bloom_option &&
+        (!ServesPointReads(cf) || (memtables_[i] != nullptr && memtables_[i]->indexed()))) {
       continue;
     }
-    rocksdb::Status s = db_->SetOptions(handles_[i], {{opt_name, opt_value}});
+    std::string value_here = opt_value;
+    if (write_buffer_option) {
+      // The queue-like families keep their own size; an index follows its family's, from the
+      // next memtable on, so that its chains stay about one node long.
+      size_t size = WriteBufferSizeOf(cf, std::stoull(opt_value));
+      value_here = std::to_string(size);
+    }
+    rocksdb::Status s = db_->SetOptions(handles_[i], {{opt_name, value_here}});
     if (!s.ok()) return Status::InvalidArgument(s.ToString());
+    if (write_buffer_option && memtables_[i] != nullptr) {
+      memtables_[i]->ResizeIndex(MemtableIndexBuckets(cf, std::stoull(value_here)));
+    }
   }
   return Status::OK();
 }

@@ -162,26 +162,20 @@ EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& 
       case ColumnFamily::kExpire:
       case ColumnFamily::kPubsub:
       case ColumnFamily::kPropagate:
-        // Queue-like: written and deleted soon after; small memtables, early compaction.
-        o.write_buffer_size = 8 << 20;
         CompactOnDeletions(&o);
         break;
       case ColumnFamily::kCounters:
-        o.write_buffer_size = 4 << 20;
         o.merge_operator = hooks.counters_merge;
         break;
       default:
         break;
     }
+    o.write_buffer_size = WriteBufferSizeOf(cf, o.write_buffer_size);
     bool basalt_memtable = config.GetString("rocksdb.memtable") == "basalt";
     if (basalt_memtable) {
-      // The index is sized for the write buffer the server starts with; a live change of its
-      // size leaves the index's chains longer or shorter, never wrong.
-      o.memtable_factory = std::make_shared<SkipListMemTableFactory>(
-          o.comparator == rocksdb::BytewiseComparator(),
-          ServesPointReads(cf)
-              ? SkipListMemTableFactory::IndexBucketsFor(o.write_buffer_size, IndexedEntryBytes(cf))
-              : 0);
+      o.memtable_factory =
+          std::make_shared<SkipListMemTableFactory>(o.comparator == rocksdb::BytewiseComparator(),
+                                                    MemtableIndexBuckets(cf, o.write_buffer_size));
     }
     // An indexed memtable answers for an absent key as its bloom filter would, from one bucket,
     // and an insert then sets no filter bits: one random cache miss per write, not two.
@@ -189,6 +183,25 @@ EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& 
     out.column_families.emplace_back(ColumnFamilyName(cf), o);
   }
   return out;
+}
+
+size_t WriteBufferSizeOf(ColumnFamily cf, size_t configured) {
+  switch (cf) {
+    case ColumnFamily::kExpire:
+    case ColumnFamily::kPubsub:
+    case ColumnFamily::kPropagate:
+      // Queue-like: written and deleted soon after; small memtables, early compaction.
+      return 8 << 20;
+    case ColumnFamily::kCounters:
+      return 4 << 20;
+    default:
+      return configured;
+  }
+}
+
+size_t MemtableIndexBuckets(ColumnFamily cf, size_t write_buffer_size) {
+  if (!ServesPointReads(cf)) return 0;
+  return SkipListMemTableFactory::IndexBucketsFor(write_buffer_size, IndexedEntryBytes(cf));
 }
 
 bool ServesPointReads(ColumnFamily cf) {

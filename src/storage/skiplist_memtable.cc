@@ -271,7 +271,13 @@ using skiplist::TrailerOf;
 rocksdb::MemTableRep* SkipListMemTableFactory::CreateMemTableRep(
     const rocksdb::MemTableRep::KeyComparator& compare, rocksdb::Allocator* allocator,
     const rocksdb::SliceTransform*, rocksdb::Logger*) {
-  return new SkipList(compare, allocator, bytewise_, newest_, index_buckets_);
+  return new SkipList(compare, allocator, bytewise_, newest_,
+                      index_buckets_.load(std::memory_order_relaxed));
+}
+
+void SkipListMemTableFactory::ResizeIndex(size_t index_buckets) {
+  if (index_buckets == 0 || index_buckets_.load(std::memory_order_relaxed) == 0) return;
+  index_buckets_.store(index_buckets, std::memory_order_relaxed);
 }
 
 SkipListMemTableFactory::SkipListMemTableFactory(bool bytewise, size_t index_buckets)

@@ -18,6 +18,7 @@
 
 #include <rocksdb/memtablerep.h>
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -38,8 +39,14 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   // bytes is about one of a set's members.
   static size_t IndexBucketsFor(size_t write_buffer_size, size_t entry_bytes = 64);
   // Whether the memtables it makes have the index, and its buckets.
-  bool indexed() const { return bytewise_ && index_buckets_ > 0; }
-  size_t index_buckets() const { return indexed() ? index_buckets_ : 0; }
+  bool indexed() const { return bytewise_ && index_buckets() > 0; }
+  size_t index_buckets() const {
+    return bytewise_ ? index_buckets_.load(std::memory_order_relaxed) : 0;
+  }
+  // The index size for the memtables it makes from now on (a live change of the write buffer
+  // size); the current memtable keeps its own. An indexed factory stays indexed: 0 is ignored,
+  // as is any size for a factory made without an index.
+  void ResizeIndex(size_t index_buckets);
   // How many chained nodes this thread's lookups in an index have stepped to, since it started.
   static uint64_t IndexStepsOnThisThread();
   ~SkipListMemTableFactory() override;
@@ -121,7 +128,7 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
 
  private:
   bool bytewise_;
-  size_t index_buckets_;
+  std::atomic<size_t> index_buckets_;
   std::shared_ptr<NewestMemTable> newest_;
 };
 

@@ -59,6 +59,35 @@ TEST_F(EngineOptionsTest, EachIndexIsSizedForWhatItsFamilysEntriesTake) {
   EXPECT_EQ(buckets(ColumnFamily::kCounters), 1024u);
 }
 
+// A live write buffer size reaches the families that follow the setting, and their indexes
+// follow it from the next memtable on (with the starting size's index, a memtable four times as
+// large chained four nodes to a bucket); the queue-like families and `counters` keep theirs.
+TEST_F(EngineOptionsTest, LiveWriteBufferSizeResizesTheIndexesOfTheFamiliesThatFollowIt) {
+  auto write_buffer = [&](ColumnFamily cf) {
+    return ks_->engine()->db()->GetOptions(ks_->engine()->cf(cf)).write_buffer_size;
+  };
+  auto buckets = [&](ColumnFamily cf) { return ks_->engine()->memtables(cf)->index_buckets(); };
+  size_t expire_buffer = write_buffer(ColumnFamily::kExpire);
+  size_t counters_buffer = write_buffer(ColumnFamily::kCounters);
+  size_t expire_buckets = buckets(ColumnFamily::kExpire);
+  size_t metadata_buckets = buckets(ColumnFamily::kMetadata);
+  size_t large_value_buckets = buckets(ColumnFamily::kLargeValue);
+  size_t size = write_buffer(ColumnFamily::kMetadata) * 4;
+  ASSERT_TRUE(config_->SetLive("rocksdb.write-buffer-size", std::to_string(size)).ok());
+  for (ColumnFamily cf : {ColumnFamily::kMetadata, ColumnFamily::kSubkey, ColumnFamily::kZsetScore,
+                          ColumnFamily::kLargeValue}) {
+    EXPECT_EQ(write_buffer(cf), size) << ColumnFamilyName(cf);
+  }
+  EXPECT_EQ(write_buffer(ColumnFamily::kExpire), expire_buffer);
+  EXPECT_EQ(write_buffer(ColumnFamily::kCounters), counters_buffer);
+  EXPECT_EQ(buckets(ColumnFamily::kMetadata), metadata_buckets * 4);
+  EXPECT_EQ(buckets(ColumnFamily::kSubkey), metadata_buckets * 4);
+  EXPECT_EQ(buckets(ColumnFamily::kLargeValue), large_value_buckets * 4);
+  EXPECT_EQ(buckets(ColumnFamily::kExpire), expire_buckets);
+  EXPECT_FALSE(ks_->engine()->memtables(ColumnFamily::kZsetScore)->indexed());
+  EXPECT_EQ(buckets(ColumnFamily::kCounters), 1024u);
+}
+
 TEST_F(EngineOptionsTest, LiveBloomRatioLeavesIndexedMemtablesWithout) {
   ASSERT_TRUE(config_->SetLive("rocksdb.memtable-prefix-bloom-ratio", "0.2").ok());
   EXPECT_DOUBLE_EQ(BloomRatio(ColumnFamily::kMetadata), 0);
