@@ -147,7 +147,7 @@ const Summit* SkipList::CurrentSummit() const {
     std::vector<Slice> keys;
     keys.reserve(nodes.size());
     for (const char* node : nodes) keys.push_back(UserKeyOf(node));
-    summits_.push_back(std::make_unique<Summit>(level, std::move(nodes), keys));
+    summits_.push_back(std::make_unique<Summit>(level, std::move(nodes), std::move(keys)));
     summit = summits_.back().get();
     summit_.store(summit, std::memory_order_release);
   }
