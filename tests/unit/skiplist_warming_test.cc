@@ -7,7 +7,12 @@
 namespace basalt {
 namespace {
 
-class SkipListWarmingTest : public SkipListMemTableTest {};
+class SkipListWarmingTest : public SkipListMemTableTest {
+ protected:
+  // Warms `keys`, writes them in one batch and notes them in the model; returns how many steps
+  // the inserts took from their warmed paths.
+  uint64_t WarmAndWrite(const std::vector<std::string>& keys, const std::string& value);
+};
 
 std::string Numbered(const char* prefix, int n) {
   char key[32];
@@ -19,6 +24,17 @@ std::string Numbered(const char* prefix, int n) {
 size_t Warm(SkipListMemTableFactory& factory, const std::vector<std::string>& keys) {
   std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
   return factory.WarmInsertPaths(slices);
+}
+
+uint64_t SkipListWarmingTest::WarmAndWrite(const std::vector<std::string>& keys,
+                                           const std::string& value) {
+  rocksdb::WriteBatch batch;
+  for (const std::string& key : keys) batch.Put(key, value);
+  uint64_t steps = SkipListMemTableFactory::WarmedInsertStepsOnThisThread();
+  Warm(*factory_, keys);
+  EXPECT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
+  for (const std::string& key : keys) model_[key] = value;
+  return SkipListMemTableFactory::WarmedInsertStepsOnThisThread() - steps;
 }
 
 // Keys that each fall in a gap of their own are each searched; the walk ends for keys before,
@@ -358,13 +374,7 @@ TEST_P(SkipListWarmingTest, RunsThatGoBackInsideThemselvesDoNotWalkTheRun) {
   ASSERT_NO_FATAL_FAILURE(Open());
   std::vector<std::string> keys;
   for (int i = 0; i < 20000; i++) keys.push_back("key:" + std::to_string(i));
-  rocksdb::WriteBatch batch;
-  for (const std::string& key : keys) batch.Put(key, "v");
-  uint64_t steps = SkipListMemTableFactory::WarmedInsertStepsOnThisThread();
-  Warm(*factory_, keys);
-  ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
-  steps = SkipListMemTableFactory::WarmedInsertStepsOnThisThread() - steps;
-  for (const std::string& key : keys) model_[key] = "v";
+  uint64_t steps = WarmAndWrite(keys, "v");
   // Measured: 24k steps (about one per insert); 50M with the inserts walking level 0 from the
   // gap's path.
   EXPECT_LT(steps, 5 * keys.size());
@@ -382,13 +392,7 @@ TEST_P(SkipListWarmingTest, RunsInNoOrderDoNotWalkTheRun) {
     std::vector<std::string> keys;
     for (int i = 0; i < 20000; i++) keys.push_back(prefix + std::to_string(i));
     std::shuffle(keys.begin(), keys.end(), rng);
-    rocksdb::WriteBatch batch;
-    for (const std::string& key : keys) batch.Put(key, "v");
-    uint64_t steps = SkipListMemTableFactory::WarmedInsertStepsOnThisThread();
-    Warm(*factory_, keys);
-    ASSERT_TRUE(db_->Write(rocksdb::WriteOptions(), &batch).ok());
-    steps = SkipListMemTableFactory::WarmedInsertStepsOnThisThread() - steps;
-    for (const std::string& key : keys) model_[key] = "v";
+    uint64_t steps = WarmAndWrite(keys, "v");
     // A search down from the run's top level: measured 12-14 steps per insert, where starting
     // from the last insert took 43 for the second batch and 3,082 for the third.
     EXPECT_LT(steps, 40 * keys.size()) << prefix;
