@@ -23,6 +23,13 @@ constexpr uint64_t kPopFromFullRead = 64;
 // SPOP moves the rest of a tombstone-ridden set to a fresh incarnation up to this size (or
 // more, when the pop stepped over even more tombstones than that).
 constexpr uint64_t kReincarnateMax = 4096;
+// Random points a probe draws at most before it takes the member after the last one (ProbeWalk),
+// and, for a pop, the first draws of those that may land inside a known stretch and be drawn
+// again: a draw costs a lookup in the stretches, and once pops have drained most of a set nearly
+// every draw lands in one (64 such draws made pipelined SPOP a third slower). After them a point
+// inside a stretch walks on from its end.
+constexpr int kMaxDraws = 64;
+constexpr int kPopStretchDraws = 4;
 
 // Counts the deletion tombstones RocksDB steps over on this thread while it lives.
 class TombstoneCounter {
@@ -129,19 +136,35 @@ StatusOr<bool> MemberRange(ProbeHints& hints, MemberIterator& it, std::string* l
   return true;
 }
 
-// One probe's walk from a random point to the first member it may take, wrapping around once.
-// With stretches (pops), it starts at the end of the empty stretch holding its point, and goes
-// in segments: each ends where the next known stretch starts, and the walk goes on from that
-// stretch's end instead of stepping over the tombstones inside it.
+// One probe's walk from a random point to the first member it may take. With stretches (pops),
+// it starts at the end of the empty stretch holding its point, and goes in segments: each ends
+// where the next known stretch starts, and the walk goes on from that stretch's end instead of
+// stepping over the tombstones inside it.
+//
+// A probe takes the member after its point, so a member is picked in proportion to the empty
+// space before it. Where that space is a known stretch, a walk past the last member, or a
+// member this call already took, the walk asks for another point instead (within limits):
+// starting from the stretch's end, wrapping around or stepping on to the next member instead
+// made the members right after a gap, and then their neighbours, come out one after another
+// (SPOP of "1" ... "2000" and "zzzzzz" gave 1, 10, 100, 1000, 1001, 1002; SRANDMEMBER 10
+// gave ten neighbours).
 class ProbeWalk {
  public:
-  ProbeWalk(MemberIterator& it, EmptyStretches* empty) : it_(it), empty_(empty) {}
+  enum class Landing { kFound, kDrawAgain, kNone };
 
-  // Positions the iterator at the first member at or after `point` for which `skip()` is false.
-  // False when there is none, or on an iterator error (the iterator's status tells).
-  template <typename Skip>
-  bool Find(const std::string& point, const Skip& skip) {
+  // `stretch_draws`: how many of a probe's first draws may land inside a stretch and be drawn
+  // again.
+  ProbeWalk(MemberIterator& it, EmptyStretches* empty, int stretch_draws)
+      : it_(it), empty_(empty), stretch_draws_(stretch_draws) {}
+
+  // Positions the iterator at the first member at or after `point` that is neither `stale()`
+  // (stepped over) nor `taken()`; kNone when there is none, or on an iterator error (the
+  // iterator's status tells).
+  template <typename Stale, typename Taken>
+  Landing Find(const std::string& point, const Stale& stale, const Taken& taken, int draw) {
+    const bool settle = draw + 1 >= kMaxDraws;
     bool positioned = Start(point);
+    if (draw < stretch_draws_ && from_ != point) return Landing::kDrawAgain;  // in a stretch
     bool wrapped = false;
     while (true) {
       if (positioned && !it_.Valid() && it_.status().ok() && bounded_ && resume_) {
@@ -150,14 +173,18 @@ class ProbeWalk {
         continue;
       }
       if (!positioned || !it_.Valid()) {
-        if (!it_.status().ok()) return false;
+        if (!it_.status().ok()) return Landing::kNone;
         if (empty_ != nullptr) empty_->Add(from_, std::nullopt);
-        if (wrapped) return false;
+        if (!settle) return Landing::kDrawAgain;
+        if (wrapped) return Landing::kNone;
         wrapped = true;
         positioned = Start(std::string());
         continue;
       }
-      if (!skip()) return true;
+      if (!stale()) {
+        if (!taken()) return Landing::kFound;
+        if (!settle) return Landing::kDrawAgain;
+      }
       it_.Next();
     }
   }
@@ -186,16 +213,19 @@ class ProbeWalk {
 
   MemberIterator& it_;
   EmptyStretches* empty_;
+  const int stretch_draws_;
   std::string from_;
   bool bounded_ = false;               // the segment ends where a known stretch starts
   std::optional<std::string> resume_;  // that stretch's end (nullopt: the end of the space)
 };
 
 // Random probes into a large collection: each probe seeks a random point and takes the first
-// member at or after it (wrapping around), skipping members already taken unless `repeats`.
-// With `pops`, the probes go through the batch's held iterator (MemberIterator::DatabaseOnly),
-// skip the members the batch may have written, can find fewer than `count`, and use and learn
-// the empty stretches (ProbeWalk).
+// member at or after it, skipping members already taken unless `repeats`. With `pops`, the
+// probes go through the batch's held iterator (MemberIterator::DatabaseOnly), skip the members
+// the batch may have written, can find fewer than `count`, and use and learn the empty
+// stretches (ProbeWalk), which last while the collection only shrinks. Other probes learn
+// stretches of their own for the call: the space past the last member and, without repeats,
+// the space up to each member taken.
 StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_view key,
                                            const Metadata& meta, uint64_t count, bool repeats,
                                            bool pops) {
@@ -206,7 +236,8 @@ StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_vie
     it.emplace(ctx, ColumnFamily::kSubkey, db, key, meta.version);
   }
   ProbeHints& hints = HintsFor(it->prefix(), meta);
-  EmptyStretches* empty = pops ? &hints.empty : nullptr;
+  EmptyStretches this_call;
+  EmptyStretches* empty = pops ? &hints.empty : &this_call;
   std::vector<Member> out;
   std::string lo, hi;
   StatusOr<bool> found = MemberRange(hints, *it, &lo, &hi);
@@ -215,26 +246,29 @@ StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_vie
   // The members this call took, for a count above one (a single pop takes one).
   std::unordered_set<std::string> taken;
   const bool skip_taken = !repeats && count > 1;
-  auto skip = [&] {
-    return it->MayBeStale() || (skip_taken && taken.count(std::string(it->member())) > 0);
-  };
-  ProbeWalk walk(*it, empty);
+  auto stale = [&] { return it->MayBeStale(); };
+  auto is_taken = [&] { return skip_taken && taken.count(std::string(it->member())) > 0; };
+  ProbeWalk walk(*it, empty, pops ? kPopStretchDraws : kMaxDraws);
   while (out.size() < count) {
-    if (!walk.Find(RandomPoint(lo, hi), skip)) {
+    ProbeWalk::Landing landing = ProbeWalk::Landing::kDrawAgain;
+    for (int draw = 0; landing == ProbeWalk::Landing::kDrawAgain; draw++) {
+      landing = walk.Find(RandomPoint(lo, hi), stale, is_taken, draw);
+    }
+    if (landing == ProbeWalk::Landing::kNone) {
       Status s = it->status();
       if (!s.ok()) return s;
       // Nothing this pass may take: the batch took the rest, or members were added inside the
       // stretches. The caller reads through the batch; the stretches are learned again.
-      if (empty != nullptr) empty->Clear();
+      empty->Clear();
       return out;
     }
     if (skip_taken) taken.emplace(it->member());
     // The pop deletes this member next: its warming starts where the walk's seek left off.
     if (pops) ctx.batch().engine()->KeepLastSeekFor(ColumnFamily::kSubkey, it->key());
     out.push_back({std::string(it->member()), std::string(it->value())});
-    // The walk crossed only dead members, and this one is popped: the stretch ends just past
-    // it (a key followed by a zero byte is the next possible key).
-    if (empty != nullptr) empty->Add(walk.from(), out.back().name + '\0');
+    // The walk crossed only dead (or taken) members, and this one is popped (or taken): the
+    // stretch ends just past it (a key followed by a zero byte is the next possible key).
+    if (pops || !repeats) empty->Add(walk.from(), out.back().name + '\0');
   }
   return out;
 }
