@@ -359,17 +359,14 @@ Status Engine::ApplyLiveOption(const std::string& name, const std::string& value
         (!ServesPointReads(cf) || (memtables_[i] != nullptr && memtables_[i]->indexed()))) {
       continue;
     }
-    std::string value_here = opt_value;
-    if (write_buffer_option) {
-      // The queue-like families keep their own size; an index follows its family's, from the
-      // next memtable on, so that its chains stay about one node long.
-      size_t size = WriteBufferSizeOf(cf, std::stoull(opt_value));
-      value_here = std::to_string(size);
-    }
+    // The queue-like families keep their own write buffer size; an index follows its
+    // family's, from the next memtable on, so that its chains stay about one node long.
+    size_t write_buffer = write_buffer_option ? WriteBufferSizeOf(cf, std::stoull(opt_value)) : 0;
+    std::string value_here = write_buffer_option ? std::to_string(write_buffer) : opt_value;
     rocksdb::Status s = db_->SetOptions(handles_[i], {{opt_name, value_here}});
     if (!s.ok()) return Status::InvalidArgument(s.ToString());
     if (write_buffer_option && memtables_[i] != nullptr) {
-      memtables_[i]->ResizeIndex(MemtableIndexBuckets(cf, std::stoull(value_here)));
+      memtables_[i]->ResizeIndex(MemtableIndexBuckets(cf, write_buffer));
     }
   }
   return Status::OK();
