@@ -1,279 +1,36 @@
 #include "types/set.h"
 
-#include <rocksdb/perf_context.h>
-#include <rocksdb/perf_level.h>
+#include <atomic>
 
-#include <algorithm>
-#include <optional>
-#include <random>
-#include <unordered_set>
-
-#include "types/empty_stretches.h"
+#include "common/hash.h"
+#include "types/set_removals.h"
 
 namespace basalt {
 
 namespace {
 
-// Collections up to this size are sampled from a full read.
-constexpr uint64_t kSampleFromFullRead = 512;
-// Sets up to this size are popped from a full read. Lower: every pop reads the whole set and
-// the tombstones the pops before it left (a third of an unpipelined drain of 95k members was
-// its last 512 pops, change 34), where a probe takes one seek.
-constexpr uint64_t kPopFromFullRead = 64;
-// SPOP moves the rest of a tombstone-ridden set to a fresh incarnation up to this size (or
-// more, when the pop stepped over even more tombstones than that).
-constexpr uint64_t kReincarnateMax = 4096;
-// Random points a probe draws at most before it takes the member after the last one (ProbeWalk),
-// and, for a pop, the first draws of those that may land inside a known stretch and be drawn
-// again: a draw costs a lookup in the stretches, and once pops have drained most of a set nearly
-// every draw lands in one (64 such draws made pipelined SPOP a third slower). After them a point
-// inside a stretch walks on from its end.
-constexpr int kMaxDraws = 64;
-constexpr int kPopStretchDraws = 4;
+// Per stripe of sets, by the hash of a set's subkey prefix (types/set_removals.h).
+constexpr size_t kRemovalStripes = 4096;
+std::atomic<uint64_t> removal_counts[kRemovalStripes];
+std::atomic<uint64_t> untracked_writes{0};
 
-// Counts the deletion tombstones RocksDB steps over on this thread while it lives.
-class TombstoneCounter {
- public:
-  TombstoneCounter() : saved_(rocksdb::GetPerfLevel()) {
-    if (saved_ < rocksdb::PerfLevel::kEnableCount)
-      rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
-    start_ = rocksdb::get_perf_context()->internal_delete_skipped_count;
-  }
-  ~TombstoneCounter() { rocksdb::SetPerfLevel(saved_); }
-  TombstoneCounter(const TombstoneCounter&) = delete;
-  TombstoneCounter& operator=(const TombstoneCounter&) = delete;
-  uint64_t skipped() const {
-    return rocksdb::get_perf_context()->internal_delete_skipped_count - start_;
-  }
-
- private:
-  rocksdb::PerfLevel saved_;
-  uint64_t start_ = 0;
-};
-
-std::mt19937_64& Rng() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  return rng;
-}
-
-// A random point of the member space between `lo` and `hi` (the first and last members): their
-// common prefix, then a byte between theirs, then bytes drawn from the range of byte values the
-// two use. Members made of digits or hex land on real members about uniformly, instead of
-// most points falling into the gaps between byte values that no member uses.
-std::string RandomPoint(std::string_view lo, std::string_view hi) {
-  size_t p = 0;
-  while (p < lo.size() && p < hi.size() && lo[p] == hi[p]) p++;
-  if (p >= hi.size()) return std::string(lo);
-  uint8_t min_b = 255, max_b = 0;
-  for (std::string_view s : {lo.substr(std::min(p, lo.size())), hi.substr(p)}) {
-    for (size_t i = 0; i < s.size() && i < 16; i++) {
-      min_b = std::min(min_b, static_cast<uint8_t>(s[i]));
-      max_b = std::max(max_b, static_cast<uint8_t>(s[i]));
-    }
-  }
-  uint8_t first_lo = p < lo.size() ? static_cast<uint8_t>(lo[p]) : min_b;
-  uint8_t first_hi = static_cast<uint8_t>(hi[p]);
-  if (first_lo > first_hi) first_lo = first_hi;
-  std::string out(hi.substr(0, p));
-  std::uniform_int_distribution<int> first(first_lo, first_hi), rest(min_b, max_b);
-  out.push_back(static_cast<char>(first(Rng())));
-  for (int i = 0; i < 7; i++) out.push_back(static_cast<char>(rest(Rng())));
-  return out;
-}
-
-// What this thread learned about the collection it probed last (a pipeline of pops works on
-// one set): its first and last members, and the pops' empty stretches. Both hold while the
-// collection only shrinks. Random points only need bounds that are about right, so probes reuse
-// the first and last members rather than measure them again: each measurement steps over the
-// tombstones pops left at the ends, backwards at the top, where every step back in a memtable is
-// a search (measuring every 64 pops was a fifth of a draining pop's instructions, change 34).
-// Once the collection grew, both are learned again. A member added while another was removed
-// (no growth) outside the measured range is still reached through the wrap-around.
-struct ProbeHints {
-  std::string prefix;  // the collection's subkey prefix: db, key and version
-  uint64_t size = 0;   // its size at the last probe
-  bool measured = false;
-  std::string lo;
-  std::string hi;
-  EmptyStretches empty;
-};
-
-// The thread's hints, made current for this collection: reset for another collection or
-// incarnation, or once the collection grew (members may have been added outside the measured
-// range or inside the stretches).
-ProbeHints& HintsFor(std::string_view prefix, const Metadata& meta) {
-  static thread_local ProbeHints hints;
-  if (hints.prefix != prefix) {
-    hints.prefix = prefix;
-    hints.measured = false;
-    hints.empty.Clear();
-  } else if (meta.size > hints.size) {
-    hints.measured = false;
-    hints.empty.Clear();
-  }
-  hints.size = meta.size;
-  return hints;
-}
-
-// Sets *lo and *hi to the collection's first and last members (from the hints when they hold);
-// false when the collection has no member.
-StatusOr<bool> MemberRange(ProbeHints& hints, MemberIterator& it, std::string* lo,
-                           std::string* hi) {
-  if (hints.measured) {
-    *lo = hints.lo;
-    *hi = hints.hi;
-    return true;
-  }
-  it.Seek();
-  if (!it.Valid()) return it.status().ok() ? StatusOr<bool>(false) : it.status();
-  lo->assign(it.member());
-  it.SeekToLast();
-  if (!it.Valid()) return it.status().ok() ? StatusOr<bool>(false) : it.status();
-  hi->assign(it.member());
-  hints.lo = *lo;
-  hints.hi = *hi;
-  hints.measured = true;
-  return true;
-}
-
-// One probe's walk from a random point to the first member it may take. With stretches (pops),
-// it starts at the end of the empty stretch holding its point, and goes in segments: each ends
-// where the next known stretch starts, and the walk goes on from that stretch's end instead of
-// stepping over the tombstones inside it.
-//
-// A probe takes the member after its point, so a member is picked in proportion to the empty
-// space before it. Where that space is a known stretch, a walk past the last member, or a
-// member this call already took, the walk asks for another point instead (within limits):
-// starting from the stretch's end, wrapping around or stepping on to the next member instead
-// made the members right after a gap, and then their neighbours, come out one after another
-// (SPOP of "1" ... "2000" and "zzzzzz" gave 1, 10, 100, 1000, 1001, 1002; SRANDMEMBER 10
-// gave ten neighbours).
-class ProbeWalk {
- public:
-  enum class Landing { kFound, kDrawAgain, kNone };
-
-  // `stretch_draws`: how many of a probe's first draws may land inside a stretch and be drawn
-  // again.
-  ProbeWalk(MemberIterator& it, EmptyStretches* empty, int stretch_draws)
-      : it_(it), empty_(empty), stretch_draws_(stretch_draws) {}
-
-  // Positions the iterator at the first member at or after `point` that is neither `stale()`
-  // (stepped over) nor `taken()`; kNone when there is none, or on an iterator error (the
-  // iterator's status tells).
-  template <typename Stale, typename Taken>
-  Landing Find(const std::string& point, const Stale& stale, const Taken& taken, int draw) {
-    const bool settle = draw + 1 >= kMaxDraws;
-    bool positioned = Start(point);
-    if (draw < stretch_draws_ && from_ != point) return Landing::kDrawAgain;  // in a stretch
-    bool wrapped = false;
-    while (true) {
-      if (positioned && !it_.Valid() && it_.status().ok() && bounded_ && resume_) {
-        std::string next = *resume_;
-        SeekSegment(next);
-        continue;
-      }
-      if (!positioned || !it_.Valid()) {
-        if (!it_.status().ok()) return Landing::kNone;
-        if (empty_ != nullptr) empty_->Add(from_, std::nullopt);
-        if (!settle) return Landing::kDrawAgain;
-        if (wrapped) return Landing::kNone;
-        wrapped = true;
-        positioned = Start(std::string());
-        continue;
-      }
-      if (!stale()) {
-        if (!taken()) return Landing::kFound;
-        if (!settle) return Landing::kDrawAgain;
-      }
-      it_.Next();
-    }
-  }
-  // Where the walk that found the current member started: its point, or the start of the
-  // stretch holding it. Everything from there up to the member is empty.
-  const std::string& from() const { return from_; }
-
- private:
-  // False when a stretch holds `point` and reaches the end of the member space.
-  bool Start(const std::string& point) {
-    std::optional<std::string> target = point;
-    from_ = point;
-    if (empty_ != nullptr) target = empty_->WalkFrom(point, &from_);
-    if (target) SeekSegment(*target);
-    return target.has_value();
-  }
-  void SeekSegment(const std::string& position) {
-    std::string limit;
-    bounded_ = empty_ != nullptr && empty_->NextAfter(position, &limit, &resume_);
-    if (bounded_) {
-      it_.SeekBelow(position, limit);
-    } else {
-      it_.Seek(position);
-    }
-  }
-
-  MemberIterator& it_;
-  EmptyStretches* empty_;
-  const int stretch_draws_;
-  std::string from_;
-  bool bounded_ = false;               // the segment ends where a known stretch starts
-  std::optional<std::string> resume_;  // that stretch's end (nullopt: the end of the space)
-};
-
-// Random probes into a large collection: each probe seeks a random point and takes the first
-// member at or after it, skipping members already taken unless `repeats`. With `pops`, the
-// probes go through the batch's held iterator (MemberIterator::DatabaseOnly), skip the members
-// the batch may have written, can find fewer than `count`, and use and learn the empty
-// stretches (ProbeWalk), which last while the collection only shrinks. Other probes learn
-// stretches of their own for the call: the space past the last member and, without repeats,
-// the space up to each member taken.
-StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_view key,
-                                           const Metadata& meta, uint64_t count, bool repeats,
-                                           bool pops) {
-  std::optional<MemberIterator> it;
-  if (pops) {
-    it.emplace(ctx, MemberIterator::DatabaseOnly{}, db, key, meta.version);
-  } else {
-    it.emplace(ctx, ColumnFamily::kSubkey, db, key, meta.version);
-  }
-  ProbeHints& hints = HintsFor(it->prefix(), meta);
-  EmptyStretches this_call;
-  EmptyStretches* empty = pops ? &hints.empty : &this_call;
-  std::vector<Member> out;
-  std::string lo, hi;
-  StatusOr<bool> found = MemberRange(hints, *it, &lo, &hi);
-  if (!found.ok()) return found.status();
-  if (!*found) return out;
-  // The members this call took, for a count above one (a single pop takes one).
-  std::unordered_set<std::string> taken;
-  const bool skip_taken = !repeats && count > 1;
-  auto stale = [&] { return it->MayBeStale(); };
-  auto is_taken = [&] { return skip_taken && taken.count(std::string(it->member())) > 0; };
-  ProbeWalk walk(*it, empty, pops ? kPopStretchDraws : kMaxDraws);
-  while (out.size() < count) {
-    ProbeWalk::Landing landing = ProbeWalk::Landing::kDrawAgain;
-    for (int draw = 0; landing == ProbeWalk::Landing::kDrawAgain; draw++) {
-      landing = walk.Find(RandomPoint(lo, hi), stale, is_taken, draw);
-    }
-    if (landing == ProbeWalk::Landing::kNone) {
-      Status s = it->status();
-      if (!s.ok()) return s;
-      // Nothing this pass may take: the batch took the rest, or members were added inside the
-      // stretches. The caller reads through the batch; the stretches are learned again.
-      empty->Clear();
-      return out;
-    }
-    if (skip_taken) taken.emplace(it->member());
-    // The pop deletes this member next: its warming starts where the walk's seek left off.
-    if (pops) ctx.batch().engine()->KeepLastSeekFor(ColumnFamily::kSubkey, it->key());
-    out.push_back({std::string(it->member()), std::string(it->value())});
-    // The walk crossed only dead (or taken) members, and this one is popped (or taken): the
-    // stretch ends just past it (a key followed by a zero byte is the next possible key).
-    if (pops || !repeats) empty->Add(walk.from(), out.back().name + '\0');
-  }
-  return out;
+std::atomic<uint64_t>& RemovalCount(std::string_view prefix) {
+  return removal_counts[HashBytes(prefix) % kRemovalStripes];
 }
 
 }  // namespace
+
+uint64_t SetRemovals(std::string_view prefix) {
+  return RemovalCount(prefix).load();
+}
+
+uint64_t UntrackedSetWrites() {
+  return untracked_writes.load();
+}
+
+void NoteUntrackedSetWrites() {
+  untracked_writes.fetch_add(1);
+}
 
 Status GetMember(Context& ctx, int db, std::string_view key, uint64_t version,
                  std::string_view member, std::string* value) {
@@ -295,78 +52,6 @@ StatusOr<std::vector<Member>> ReadMembers(Context& ctx, int db, std::string_view
   Status s = it.status();
   if (!s.ok()) return s;
   return out;
-}
-
-StatusOr<std::vector<Member>> RandomMembers(Context& ctx, int db, std::string_view key,
-                                            const Metadata& meta, uint64_t count, bool repeats) {
-  bool full_read = meta.size <= kSampleFromFullRead || (!repeats && count * 2 >= meta.size);
-  if (!full_read) return ProbeMembers(ctx, db, key, meta, count, repeats, false);
-  auto all = ReadMembers(ctx, db, key, meta);
-  if (!all.ok() || all->empty()) return all;
-  std::vector<Member> out;
-  if (repeats) {
-    std::uniform_int_distribution<size_t> pick(0, all->size() - 1);
-    out.reserve(count);
-    for (uint64_t i = 0; i < count; i++) out.push_back((*all)[pick(Rng())]);
-    return out;
-  }
-  std::shuffle(all->begin(), all->end(), Rng());
-  if (all->size() > count) all->resize(count);
-  return all;
-}
-
-StatusOr<std::vector<Member>> PopRandomMembers(Context& ctx, int db, std::string_view key,
-                                               const KeyState& state, uint64_t count) {
-  const Metadata& meta = state.meta;
-  const bool probe = meta.size > kPopFromFullRead && count * 2 < meta.size;
-  StatusOr<std::vector<Member>> picked = std::vector<Member>{};
-  StatusOr<std::vector<Member>> rest = std::vector<Member>{};
-  uint64_t tombstones = 0;
-  {
-    TombstoneCounter counter;
-    if (probe) {
-      // A pipeline's pops in one write group seek one held iterator. It does not see members
-      // the batch added, so when the set has no other member left, the batch is read too.
-      picked = ProbeMembers(ctx, db, key, meta, count, false, true);
-      if (picked.ok() && picked->size() < count) {
-        picked = ProbeMembers(ctx, db, key, meta, count, false, false);
-      }
-    } else {
-      rest = ReadMembers(ctx, db, key, meta);
-      if (rest.ok()) {
-        std::shuffle(rest->begin(), rest->end(), Rng());
-        size_t n = std::min<size_t>(count, rest->size());
-        picked->assign(std::make_move_iterator(rest->begin()),
-                       std::make_move_iterator(rest->begin() + n));
-        rest->erase(rest->begin(), rest->begin() + n);
-      }
-    }
-    tombstones = counter.skipped();
-  }
-  if (!picked.ok()) return picked;
-  if (!rest.ok()) return rest;
-  const uint64_t remaining = meta.size - picked->size();
-  // A pop that stepped over many tombstones means the set is mostly dead entries: moving the
-  // remaining members costs one write each, paid for by the crawls it spares later pops.
-  const bool reincarnate = tombstones >= 64 && remaining > 0 &&
-                           remaining <= std::max<uint64_t>(kReincarnateMax, tombstones);
-  if (reincarnate && probe) {
-    rest = ReadMembers(ctx, db, key, meta);
-    if (!rest.ok()) return rest;
-    std::unordered_set<std::string> taken;
-    for (const auto& m : *picked) taken.insert(m.name);
-    std::erase_if(*rest, [&](const Member& m) { return taken.count(m.name) > 0; });
-  }
-  if (reincarnate) {
-    CollectionWriter w = CollectionWriter::Reincarnate(ctx, db, key, state, RedisType::kSet);
-    for (const auto& m : *rest) w.Put(m.name, m.value, true);
-    w.Finish();
-  } else {
-    CollectionWriter w(ctx, db, key, state, RedisType::kSet);
-    for (const auto& m : *picked) w.Remove(m.name);
-    w.Finish();
-  }
-  return picked;
 }
 
 CollectionWriter::CollectionWriter(Context& ctx, int db, std::string_view key, const KeyState& old,
@@ -397,7 +82,12 @@ void CollectionWriter::Put(std::string_view member, std::string_view value, bool
 }
 
 void CollectionWriter::Remove(std::string_view member) {
-  ctx_.batch().Delete(ColumnFamily::kSubkey, MemberKey(ctx_, db_, key_, meta_.version, member));
+  std::string member_key = MemberKey(ctx_, db_, key_, meta_.version, member);
+  if (meta_.type == RedisType::kSet) {
+    RemovalCount(std::string_view(member_key).substr(0, member_key.size() - member.size()))
+        .fetch_add(1);
+  }
+  ctx_.batch().Delete(ColumnFamily::kSubkey, member_key);
   meta_.size--;
   changed_ = true;
 }

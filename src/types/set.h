@@ -4,7 +4,7 @@
 //
 // Sets store each member as a `subkey` entry with an empty value; hashes store each field's entry
 // (types/hash.h encodes the value in it). Both keep the exact member count in the metadata,
-// which CollectionWriter maintains.
+// which CollectionWriter maintains. The random picks live in types/set_random.cc.
 #pragma once
 
 #include <cstdint>
@@ -39,12 +39,17 @@ StatusOr<std::vector<Member>> RandomMembers(Context& ctx, int db, std::string_vi
                                             const Metadata& meta, uint64_t count, bool repeats);
 
 // Removes `count` random distinct members of the live set in `state` (count < its size) and
-// returns them. When picking them stepped over many tombstones (what earlier pops leave
+// returns them. Long runs of single pops of a large set take members picked ahead, a run of
+// neighbours per probe, handed out in random order. When picking them stepped over many tombstones (what earlier pops leave
 // behind) and few members remain, the remaining members move to a fresh incarnation instead
 // of staying among the tombstones, so later pops and reads do not step over them again (the
 // LSM queue problem).
 StatusOr<std::vector<Member>> PopRandomMembers(Context& ctx, int db, std::string_view key,
                                                const KeyState& state, uint64_t count);
+
+// Set members were written other than through CollectionWriter (a replication stream applied,
+// a database swapped in): random pops look up again the members they picked ahead.
+void NoteUntrackedSetWrites();
 
 // Builds the next state of one collection: member writes go to the batch at once, the metadata
 // (with the exact new size) is written once by Finish(), which deletes the key when the

@@ -430,6 +430,41 @@ def test_promoted_replica_takes_the_old_master_as_its_replica(start_server, targ
         ca.set("k", "v")
 
 
+def test_single_pops_after_failing_over_and_back_skip_what_the_other_side_popped(start_server,
+                                                                                target):
+    """Basalt pops a large set's members picked ahead without looking them up while no command
+    removed members since. Pops that reach it by replication must end that: A pops, B takes
+    over and pops, A follows B, then takes over again; no pop of A may return what B popped."""
+    a = start_server(master_args(target), name="a")
+    b = start_server(replica_args(target, a), name="b")
+    ca, cb = a.client(), b.client()
+    members = ["m%06d" % i for i in range(20000)]
+    for i in range(0, len(members), 5000):
+        ca.sadd("s", *members[i:i + 5000])
+
+    def pops(client, n):
+        p = client.pipeline(transaction=False)
+        for _ in range(n):
+            p.spop("s")
+        return p.execute()
+
+    popped_by_a = pops(ca, 1100)
+    assert ca.execute_command("WAIT", 1, 5000) == 1
+    wait_synced(a, b)
+    assert cb.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    popped_by_b = pops(cb, 6000)
+    assert ca.execute_command("REPLICAOF", "127.0.0.1", b.port) == "OK"
+    wait_link_up(a)
+    wait_synced(b, a)
+    assert ca.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    later = pops(ca, 3000)
+    assert not set(later) & set(popped_by_b)
+    everything = popped_by_a + popped_by_b + later
+    assert len(set(everything)) == len(everything)
+    assert set(ca.smembers("s")) == set(members) - set(everything)
+    assert ca.scard("s") == len(members) - len(everything)
+
+
 def test_chained_replica_follows_its_replica_master(start_server, target):
     a = start_server(master_args(target), name="a")
     b = start_server(replica_args(target, a), name="b")

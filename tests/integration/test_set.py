@@ -308,6 +308,97 @@ def test_random_picks_do_not_run_along_members_after_a_gap(rr):
     assert neighbours < 40, neighbours
 
 
+def fill_large_set(rr, key, size):
+    members = ["m%06d" % i for i in range(size)]
+    for i in range(0, size, 5000):
+        rr.execute_command("SADD", key, *members[i:i + 5000])
+    return members
+
+
+def pipelined_pops(client, key, n):
+    p = client.pipeline(transaction=False)
+    for _ in range(n):
+        p.execute_command("SPOP", key)
+    return p.execute()
+
+
+# Basalt keeps members of a large set (16384 or more) picked ahead for single pops once more
+# than 1024 of them came in a row, shared by its workers, and pops them without a lookup while
+# nothing else removed members of the set. These tests pop enough for that.
+def test_many_single_pops_of_a_large_set_spread_and_do_not_follow_each_other(rr):
+    """Runs of members picked ahead come out far apart: each tenth of the set gives its share
+    within a third, and few pops are the next member after the one before."""
+    members = fill_large_set(rr, "s", 20000)
+    popped = pipelined_pops(rr, "s", 1100) + pipelined_pops(rr, "s", 6000)
+    assert len(set(popped)) == len(popped) == 7100 and set(popped) <= set(members)
+    tenths = [0] * 10
+    for m in popped:
+        tenths[int(m[1:]) * 10 // 20000] += 1
+    assert all(710 * 2 // 3 <= n <= 710 * 4 // 3 for n in tenths), tenths
+    left = set(members)
+    followers = 0
+    for previous, m in zip(popped, popped[1:]):
+        left.discard(previous)
+        followers += m == "m%06d" % (int(previous[1:]) + 1)
+    assert followers < 100, followers
+    assert set(rr.execute_command("SMEMBERS", "s")) == set(members) - set(popped)
+
+
+def test_single_pops_skip_members_removed_by_other_commands(rr):
+    """Members removed by SREM, SMOVE or a counted SPOP after single pops picked them ahead
+    never come out of a single pop, in the same pipeline or later."""
+    members = fill_large_set(rr, "s", 20000)
+    popped = pipelined_pops(rr, "s", 1100)
+    live = set(members) - set(popped)
+    removed = set(sorted(live)[::2])
+    p = rr.pipeline(transaction=False)
+    p.execute_command("SPOP", "s")
+    p.execute_command("SREM", "s", *sorted(removed))
+    for _ in range(500):
+        p.execute_command("SPOP", "s")
+    replies = p.execute()
+    assert replies[1] == len(removed - {replies[0]})
+    popped += [replies[0]] + replies[2:]
+    live -= removed
+    moved = sorted(live - set(popped))[::3]
+    for m in moved:
+        rr.execute_command("SMOVE", "s", "other", m)
+    counted = rr.execute_command("SPOP", "s", 300)
+    popped += pipelined_pops(rr, "s", 2000)
+    later = popped[1101:]
+    assert len(set(popped + counted)) == len(popped) + len(counted)
+    assert not (set(later) & (removed - {replies[0]})) and not (set(later) & set(moved))
+    rest = set(rr.execute_command("SMEMBERS", "s"))
+    assert rest == set(members) - removed - set(moved) - set(popped) - set(counted)
+    assert rr.execute_command("SCARD", "s") == len(rest)
+
+
+def test_single_pops_from_two_connections_at_once_take_each_member_once(server, rr):
+    """Two connections (in Basalt, served by two workers sharing one set's picked members) pop
+    the same large set at once: every member comes out once."""
+    import threading
+    members = fill_large_set(rr, "s", 20000)
+    results = [[], []]
+
+    def pop(i):
+        c = server.client()
+        try:
+            for _ in range(10):
+                results[i] += pipelined_pops(c, "s", 500)
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=pop, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    popped = results[0] + results[1]
+    assert len(popped) == 10000 and len(set(popped)) == 10000 and set(popped) <= set(members)
+    assert set(rr.execute_command("SMEMBERS", "s")) == set(members) - set(popped)
+    assert rr.execute_command("SCARD", "s") == 10000
+
+
 def test_spop_errors(rr):
     rr.execute_command("SADD", "s", "a")
     raises(rr, POSITIVE, "SPOP", "s", "-1")
