@@ -43,11 +43,12 @@ constexpr int kPopStretchDraws = 4;
 // kPoolRun / kPoolTarget of pairs of pops in a row are neighbours). A set gets one after
 // kPoolAfterPops single pops in a row, if it has at least kPoolMinSize members, of which the pool
 // then holds a sixteenth at most: filling it takes kPoolTarget / kPoolRun probes at once, which
-// those pops pay back, where pops that move between sets would pay it again and again.
+// those pops pay back, where pops that move between sets would pay it again and again. The pool
+// stays in use as the pops drain the set, down to the last members, which it then holds all of.
 constexpr uint64_t kPoolMinSize = 16384;
 constexpr uint64_t kPoolAfterPops = 1024;
-constexpr size_t kPoolTarget = 1024;
-constexpr int kPoolRun = 8;
+constexpr size_t kPoolTarget = 2048;
+constexpr int kPoolRun = 16;
 // Pool members a pop may find gone (popped or removed by someone else) before it probes instead.
 constexpr int kPoolMisses = 64;
 
@@ -257,6 +258,7 @@ struct PopPool {
   std::mutex mu;
   std::string prefix;        // the set's subkey prefix: db, key and version
   uint64_t single_pops = 0;  // of the set since it took the slot
+  uint64_t dry_at = 0;       // the set's size when a fill last found nothing more to take
   std::vector<PoolEntry> entries;
   std::unordered_set<std::string, StringViewHash, std::equal_to<>> members;  // the same ones
   // Moves on whenever the set's counts of removals or untracked writes moved other than by the
@@ -277,6 +279,7 @@ std::unique_lock<std::mutex> PoolSlot(std::string_view prefix, PopPool** out) {
   if (pool.prefix != prefix) {
     pool.prefix = prefix;
     pool.single_pops = 0;
+    pool.dry_at = 0;
     pool.entries.clear();
     pool.members.clear();
     pool.trust++;
@@ -301,9 +304,10 @@ std::string TakeRun(MemberIterator& it, PopPool& pool, int run) {
   return last;
 }
 
-// Probes the set until its pool holds kPoolTarget members, or none is left to take. Each probe
-// takes the members of a run (TakeRun) and marks the stretch up to its last one as empty in the
-// thread's hints (pooled members are not taken twice, whichever thread found them).
+// Probes the set until its pool holds kPoolTarget members (or the whole set), or none is left
+// to take: then the pool is dry (dry_at) until the set grows. Each probe takes the members of a
+// run (TakeRun) and marks the stretch up to its last one as empty in the thread's hints (pooled
+// members are not taken twice, whichever thread found them).
 Status FillPool(Context& ctx, int db, std::string_view key, const Metadata& meta, PopPool& pool) {
   MemberIterator it(ctx, MemberIterator::DatabaseOnly{}, db, key, meta.version);
   ProbeHints& hints = HintsFor(it.prefix(), meta);
@@ -314,7 +318,7 @@ Status FillPool(Context& ctx, int db, std::string_view key, const Metadata& meta
   auto stale = [&] { return it.MayBeStale(); };
   auto pooled = [&] { return pool.members.contains(it.member()); };
   ProbeWalk walk(it, &hints.empty, kPopStretchDraws);
-  while (pool.entries.size() < kPoolTarget) {
+  while (pool.entries.size() < std::min<uint64_t>(kPoolTarget, meta.size)) {
     ProbeWalk::Landing landing = ProbeWalk::Landing::kDrawAgain;
     for (int draw = 0; landing == ProbeWalk::Landing::kDrawAgain; draw++) {
       landing = walk.Find(RandomPoint(lo, hi), stale, pooled, draw);
@@ -322,6 +326,7 @@ Status FillPool(Context& ctx, int db, std::string_view key, const Metadata& meta
     if (landing == ProbeWalk::Landing::kNone) {
       // The stretches may hide members added since: learned again by the next probes.
       hints.empty.Clear();
+      pool.dry_at = meta.size;
       return it.status();
     }
     std::string last = TakeRun(it, pool, kPoolRun);
@@ -342,8 +347,8 @@ StatusOr<std::optional<Member>> PopFromPool(Context& ctx, int db, std::string_vi
   PopPool* pool;
   std::unique_lock<std::mutex> lock =
       PoolSlot(SubkeyPrefix(ctx.keyspace()->Physical(db), key, meta.version), &pool);
-  const bool large = meta.size >= kPoolMinSize;
-  if (pool->entries.empty() && !(large && ++pool->single_pops > kPoolAfterPops)) {
+  if (pool->single_pops <= kPoolAfterPops &&
+      (meta.size < kPoolMinSize || ++pool->single_pops <= kPoolAfterPops)) {
     return Result(std::nullopt);
   }
   const uint64_t removals = SetRemovals(pool->prefix);
@@ -354,7 +359,8 @@ StatusOr<std::optional<Member>> PopFromPool(Context& ctx, int db, std::string_vi
     pool->untracked_seen = untracked;
   }
   for (int misses = 0; misses < kPoolMisses;) {
-    if (large && pool->entries.size() < kPoolTarget) {
+    if (pool->entries.size() < std::min<uint64_t>(kPoolTarget, meta.size) &&
+        meta.size > pool->dry_at) {
       Status s = FillPool(ctx, db, key, meta, *pool);
       if (!s.ok()) return s;
     }
