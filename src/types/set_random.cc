@@ -49,6 +49,8 @@ constexpr uint64_t kPoolMinSize = 16384;
 constexpr uint64_t kPoolAfterPops = 1024;
 constexpr size_t kPoolTarget = 2048;
 constexpr int kPoolRun = 16;
+// A pool's members may total this many bytes: a set of larger members pops without one.
+constexpr size_t kPoolMaxBytes = 512 << 10;
 // Pool members a pop may find gone (popped or removed by someone else) before it probes instead.
 constexpr int kPoolMisses = 64;
 
@@ -259,6 +261,8 @@ struct PopPool {
   std::string prefix;        // the set's subkey prefix: db, key and version
   uint64_t single_pops = 0;  // of the set since it took the slot
   uint64_t dry_at = 0;       // the set's size when a fill last found nothing more to take
+  bool too_large = false;    // its members took more than kPoolMaxBytes
+  size_t bytes = 0;          // of the members pooled
   std::vector<PoolEntry> entries;
   std::unordered_set<std::string, StringViewHash, std::equal_to<>> members;  // the same ones
   // Moves on whenever the set's counts of removals or untracked writes moved other than by the
@@ -266,25 +270,32 @@ struct PopPool {
   uint64_t trust = 0;
   uint64_t removals_seen = 0;
   uint64_t untracked_seen = 0;
+
+  void Clear() {
+    entries.clear();
+    members.clear();
+    bytes = 0;
+  }
 };
 
 constexpr size_t kPoolSlots = 16;
 
-// The slot of the set with subkey prefix `prefix`, locked, made the set's own (and emptied) if
-// another set held it.
-std::unique_lock<std::mutex> PoolSlot(std::string_view prefix, PopPool** out) {
+// The slot of the set with subkey prefix `prefix`, locked. If another set holds it, the slot is
+// made this set's own (and emptied) when `claim`, else *out is null.
+std::unique_lock<std::mutex> PoolSlot(std::string_view prefix, PopPool** out, bool claim = true) {
   static PopPool slots[kPoolSlots];
   PopPool& pool = slots[HashBytes(prefix) % kPoolSlots];
   std::unique_lock<std::mutex> lock(pool.mu);
-  if (pool.prefix != prefix) {
+  *out = &pool;
+  if (pool.prefix != prefix && !claim) *out = nullptr;
+  if (pool.prefix != prefix && claim) {
     pool.prefix = prefix;
     pool.single_pops = 0;
     pool.dry_at = 0;
-    pool.entries.clear();
-    pool.members.clear();
+    pool.too_large = false;
+    pool.Clear();
     pool.trust++;
   }
-  *out = &pool;
   return lock;
 }
 
@@ -297,6 +308,7 @@ std::string TakeRun(MemberIterator& it, PopPool& pool, int run) {
       last.assign(it.member());
       pool.entries.push_back({last, pool.trust});
       pool.members.insert(last);
+      pool.bytes += last.size();
       taken++;
     }
     if (taken < run) it.Next();
@@ -318,7 +330,8 @@ Status FillPool(Context& ctx, int db, std::string_view key, const Metadata& meta
   auto stale = [&] { return it.MayBeStale(); };
   auto pooled = [&] { return pool.members.contains(it.member()); };
   ProbeWalk walk(it, &hints.empty, kPopStretchDraws);
-  while (pool.entries.size() < std::min<uint64_t>(kPoolTarget, meta.size)) {
+  while (pool.entries.size() < std::min<uint64_t>(kPoolTarget, meta.size) &&
+         pool.bytes <= kPoolMaxBytes) {
     ProbeWalk::Landing landing = ProbeWalk::Landing::kDrawAgain;
     for (int draw = 0; landing == ProbeWalk::Landing::kDrawAgain; draw++) {
       landing = walk.Find(RandomPoint(lo, hi), stale, pooled, draw);
@@ -347,8 +360,8 @@ StatusOr<std::optional<Member>> PopFromPool(Context& ctx, int db, std::string_vi
   PopPool* pool;
   std::unique_lock<std::mutex> lock =
       PoolSlot(SubkeyPrefix(ctx.keyspace()->Physical(db), key, meta.version), &pool);
-  if (pool->single_pops <= kPoolAfterPops &&
-      (meta.size < kPoolMinSize || ++pool->single_pops <= kPoolAfterPops)) {
+  if (pool->too_large || (pool->single_pops <= kPoolAfterPops &&
+                          (meta.size < kPoolMinSize || ++pool->single_pops <= kPoolAfterPops))) {
     return Result(std::nullopt);
   }
   const uint64_t removals = SetRemovals(pool->prefix);
@@ -363,6 +376,10 @@ StatusOr<std::optional<Member>> PopFromPool(Context& ctx, int db, std::string_vi
         meta.size > pool->dry_at) {
       Status s = FillPool(ctx, db, key, meta, *pool);
       if (!s.ok()) return s;
+      if (pool->bytes > kPoolMaxBytes) {
+        pool->too_large = true;
+        pool->Clear();
+      }
     }
     if (pool->entries.empty()) return Result(std::nullopt);
     std::uniform_int_distribution<size_t> pick(0, pool->entries.size() - 1);
@@ -370,6 +387,7 @@ StatusOr<std::optional<Member>> PopFromPool(Context& ctx, int db, std::string_vi
     PoolEntry entry = std::move(pool->entries.back());
     pool->entries.pop_back();
     pool->members.erase(entry.member);
+    pool->bytes -= entry.member.size();
     Member m{std::move(entry.member), {}};  // a set member's value is empty
     if (entry.trust == pool->trust) return Result(std::move(m));
     Status s = GetMember(ctx, db, key, meta.version, m.name, &m.value);
@@ -386,8 +404,8 @@ StatusOr<std::optional<Member>> PopFromPool(Context& ctx, int db, std::string_vi
 void PoolPopRemoved(Context& ctx, int db, std::string_view key, const Metadata& meta) {
   PopPool* pool;
   std::string prefix = SubkeyPrefix(ctx.keyspace()->Physical(db), key, meta.version);
-  std::unique_lock<std::mutex> lock = PoolSlot(prefix, &pool);
-  pool->removals_seen = SetRemovals(prefix);
+  std::unique_lock<std::mutex> lock = PoolSlot(prefix, &pool, false);
+  if (pool != nullptr) pool->removals_seen = SetRemovals(prefix);
 }
 
 // Random probes into a large collection: each probe seeks a random point and takes the first
