@@ -308,17 +308,27 @@ void Batch::ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, 
   std::unique_ptr<rocksdb::Iterator> it = engine_->NewIterator(ColumnFamily::kSubkey, options);
   std::vector<std::pair<std::string, std::string>> entries;
   size_t bytes = 0;
-  for (from_upper ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && bytes < max_bytes;
-       from_upper ? it->Prev() : it->Next()) {
+  // Going down, RocksDB's Prev costs several times a Next (it looks for each key's newest
+  // version from below), so the pass first goes up from `lower`: when the whole range fits in
+  // `max_bytes`, that read it all.
+  for (it->SeekToFirst(); it->Valid() && bytes < max_bytes; it->Next()) {
     entries.emplace_back(it->key().ToString(), it->value().ToString());
     bytes += it->value().size();
+  }
+  if (from_upper && it->status().ok() && it->Valid()) {
+    entries.clear();
+    bytes = 0;
+    for (it->SeekToLast(); it->Valid() && bytes < max_bytes; it->Prev()) {
+      entries.emplace_back(it->key().ToString(), it->value().ToString());
+      bytes += it->value().size();
+    }
+    std::reverse(entries.begin(), entries.end());
   }
   // A failed pass leaves nothing read ahead: the point reads then go to the database.
   if (!it->status().ok()) {
     read_ahead_.clear();
     return;
   }
-  if (from_upper) std::reverse(entries.begin(), entries.end());
   HoldReadAhead(std::move(entries));
 }
 

@@ -66,8 +66,10 @@ class Batch {
   // Reads the database's `subkey` entries in [lower, upper) in one pass, so that this batch's
   // point reads of them are answered from memory until it commits or is cleared: one seek where
   // a run of pops would make a lookup each. The pass stops after `max_bytes` of values (and at
-  // least one entry), going down from `upper` if `from_upper`, else up from `lower`. The caller's
-  // locks must keep those keys from changing meanwhile; the batch's own writes still come first.
+  // least one entry), going down from `upper` if `from_upper`, else up from `lower`; a range
+  // that fits in `max_bytes` is read going up either way (RocksDB's Prev costs several times a
+  // Next). The caller's locks must keep those keys from changing meanwhile; the batch's own
+  // writes still come first.
   void ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, size_t max_bytes,
                  bool from_upper);
   // Keeps `entries` (`subkey` keys and their values, in key order), which the caller read from

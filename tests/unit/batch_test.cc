@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
+#include <rocksdb/perf_context.h>
+#include <rocksdb/perf_level.h>
 
 #include <algorithm>
 #include <memory>
@@ -328,6 +330,26 @@ TEST_F(BatchTest, HeldIteratorSeesTheDatabaseUntilCommit) {
   EXPECT_EQ(scan(batch.HeldIterator("b", "c")), (std::vector<std::string>{"b1"}));
   ASSERT_TRUE(batch.Commit().ok());
   EXPECT_EQ(scan(batch.HeldIterator("a", "b")), (std::vector<std::string>{"a3"}));
+}
+
+// A pass down from `upper` whose whole range fits in max_bytes reads it going up: RocksDB's Prev
+// costs several times a Next. Only a range that does not fit is read going down.
+TEST_F(BatchTest, ReadAheadFromUpperGoesUpWhenTheRangeFits) {
+  auto e = [](int i) { return std::string("u").append(std::to_string(i)); };
+  Batch seed(engine());
+  for (int i = 0; i < 10; i++) seed.Put(ColumnFamily::kSubkey, e(i), "v");
+  ASSERT_TRUE(seed.Commit().ok());
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  rocksdb::get_perf_context()->Reset();
+  Batch batch(engine());
+  batch.ReadAhead("u0", "u9", 1 << 20, true);
+  EXPECT_EQ(rocksdb::get_perf_context()->prev_on_memtable_count, 0u);
+  for (int i = 0; i < 10; i++) EXPECT_EQ(batch.ReadAheadHolds(e(i)), i < 9) << i;
+  batch.Clear();
+  batch.ReadAhead("u0", "u9", 3, true);  // three one-byte values: the top three, going down
+  EXPECT_GT(rocksdb::get_perf_context()->prev_on_memtable_count, 0u);
+  for (int i = 0; i < 10; i++) EXPECT_EQ(batch.ReadAheadHolds(e(i)), i >= 6 && i < 9) << i;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
 }
 
 // Entries read ahead answer the batch's point reads from memory (the database changing behind
