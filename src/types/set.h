@@ -40,10 +40,10 @@ StatusOr<std::vector<Member>> RandomMembers(Context& ctx, int db, std::string_vi
 
 // Removes `count` random distinct members of the live set in `state` (count < its size) and
 // returns them. Long runs of single pops of a large set take members picked ahead, a run of
-// neighbours per probe, handed out in random order. When picking them stepped over many tombstones (what earlier pops leave
-// behind) and few members remain, the remaining members move to a fresh incarnation instead
-// of staying among the tombstones, so later pops and reads do not step over them again (the
-// LSM queue problem).
+// neighbours per probe, handed out in random order. When picking them stepped over many
+// tombstones (what earlier pops leave behind) and few members remain, the remaining members
+// move to a fresh incarnation instead of staying among the tombstones, so later pops and reads
+// do not step over them again (the LSM queue problem).
 StatusOr<std::vector<Member>> PopRandomMembers(Context& ctx, int db, std::string_view key,
                                                const KeyState& state, uint64_t count);
 
