@@ -280,15 +280,14 @@ struct PopPool {
 
 constexpr size_t kPoolSlots = 16;
 
-// The slot of the set with subkey prefix `prefix`, locked. If another set holds it, the slot is
-// made this set's own (and emptied) when `claim`, else *out is null.
-std::unique_lock<std::mutex> PoolSlot(std::string_view prefix, PopPool** out, bool claim = true) {
+// The slot of the set with subkey prefix `prefix`, locked, made the set's own (and emptied) if
+// another set held it.
+std::unique_lock<std::mutex> PoolSlot(std::string_view prefix, PopPool** out) {
   static PopPool slots[kPoolSlots];
   PopPool& pool = slots[HashBytes(prefix) % kPoolSlots];
   std::unique_lock<std::mutex> lock(pool.mu);
   *out = &pool;
-  if (pool.prefix != prefix && !claim) *out = nullptr;
-  if (pool.prefix != prefix && claim) {
+  if (pool.prefix != prefix) {
     pool.prefix = prefix;
     pool.single_pops = 0;
     pool.dry_at = 0;
@@ -353,16 +352,33 @@ Status FillPool(Context& ctx, int db, std::string_view key, const Metadata& meta
 // kPoolAfterPops): a member drawn from the pool at random. A member found before someone else
 // may have removed members of the set is looked up through the batch first. Nullopt when the
 // pool is not in use, or found nothing the set still holds. The caller removes the member, then
-// calls PoolPopRemoved().
-StatusOr<std::optional<Member>> PopFromPool(Context& ctx, int db, std::string_view key,
-                                            const Metadata& meta) {
-  using Result = StatusOr<std::optional<Member>>;
+// calls Removed().
+class PoolPop {
+ public:
+  std::optional<Member> member;
+
+  // The caller removed `member`: that removal leaves the pool's other members trusted. Any other
+  // removal counted in the stripe meanwhile was of another set, since the caller holds this
+  // one's lock; the slot's lock, held until now, kept other sets from taking the slot.
+  void Removed() {
+    if (pool_ != nullptr) pool_->removals_seen = SetRemovals(pool_->prefix);
+    slot_ = {};
+  }
+
+ private:
+  friend Status PopFromPool(Context& ctx, int db, std::string_view key, const Metadata& meta,
+                            PoolPop* out);
+  PopPool* pool_ = nullptr;
+  std::unique_lock<std::mutex> slot_;
+};
+
+Status PopFromPool(Context& ctx, int db, std::string_view key, const Metadata& meta, PoolPop* out) {
   PopPool* pool;
-  std::unique_lock<std::mutex> lock =
+  std::unique_lock<std::mutex> slot =
       PoolSlot(SubkeyPrefix(ctx.keyspace()->Physical(db), key, meta.version), &pool);
   if (pool->too_large || (pool->single_pops <= kPoolAfterPops &&
                           (meta.size < kPoolMinSize || ++pool->single_pops <= kPoolAfterPops))) {
-    return Result(std::nullopt);
+    return Status::OK();
   }
   const uint64_t removals = SetRemovals(pool->prefix);
   const uint64_t untracked = UntrackedSetWrites();
@@ -381,7 +397,7 @@ StatusOr<std::optional<Member>> PopFromPool(Context& ctx, int db, std::string_vi
         pool->Clear();
       }
     }
-    if (pool->entries.empty()) return Result(std::nullopt);
+    if (pool->entries.empty()) return Status::OK();
     std::uniform_int_distribution<size_t> pick(0, pool->entries.size() - 1);
     std::swap(pool->entries[pick(Rng())], pool->entries.back());
     PoolEntry entry = std::move(pool->entries.back());
@@ -389,23 +405,18 @@ StatusOr<std::optional<Member>> PopFromPool(Context& ctx, int db, std::string_vi
     pool->members.erase(entry.member);
     pool->bytes -= entry.member.size();
     Member m{std::move(entry.member), {}};  // a set member's value is empty
-    if (entry.trust == pool->trust) return Result(std::move(m));
-    Status s = GetMember(ctx, db, key, meta.version, m.name, &m.value);
-    if (s.ok()) return Result(std::move(m));
+    Status s = entry.trust == pool->trust ? Status::OK()
+                                          : GetMember(ctx, db, key, meta.version, m.name, &m.value);
+    if (s.ok()) {
+      out->member = std::move(m);
+      out->pool_ = pool;
+      out->slot_ = std::move(slot);
+      return s;
+    }
     if (!s.IsNotFound()) return s;
     misses++;
   }
-  return Result(std::nullopt);
-}
-
-// After the caller removed what PopFromPool gave it: that removal leaves the pool's members
-// trusted. Any other removal counted in the stripe meanwhile was of another set, since the
-// caller held this one's lock.
-void PoolPopRemoved(Context& ctx, int db, std::string_view key, const Metadata& meta) {
-  PopPool* pool;
-  std::string prefix = SubkeyPrefix(ctx.keyspace()->Physical(db), key, meta.version);
-  std::unique_lock<std::mutex> lock = PoolSlot(prefix, &pool, false);
-  if (pool != nullptr) pool->removals_seen = SetRemovals(prefix);
+  return Status::OK();
 }
 
 // Random probes into a large collection: each probe seeks a random point and takes the first
@@ -489,18 +500,18 @@ StatusOr<std::vector<Member>> PopRandomMembers(Context& ctx, int db, std::string
   StatusOr<std::vector<Member>> picked = std::vector<Member>{};
   StatusOr<std::vector<Member>> rest = std::vector<Member>{};
   uint64_t tombstones = 0;
-  bool from_pool = false;
+  PoolPop pool_pop;
   {
     TombstoneCounter counter;
     if (probe) {
       // A pipeline's pops in one write group seek one held iterator. It does not see members
       // the batch added, so when the set has no other member left, the batch is read too.
-      StatusOr<std::optional<Member>> pooled = std::optional<Member>();
-      if (count == 1) pooled = PopFromPool(ctx, db, key, meta);
-      if (!pooled.ok()) return pooled.status();
-      from_pool = pooled->has_value();
-      if (from_pool) {
-        picked->push_back(std::move(**pooled));
+      if (count == 1) {
+        Status s = PopFromPool(ctx, db, key, meta, &pool_pop);
+        if (!s.ok()) return s;
+      }
+      if (pool_pop.member) {
+        picked->push_back(std::move(*pool_pop.member));
       } else {
         picked = ProbeMembers(ctx, db, key, meta, count, false, true);
       }
@@ -541,7 +552,7 @@ StatusOr<std::vector<Member>> PopRandomMembers(Context& ctx, int db, std::string
     CollectionWriter w(ctx, db, key, state, RedisType::kSet);
     for (const auto& m : *picked) w.Remove(m.name);
     w.Finish();
-    if (from_pool) PoolPopRemoved(ctx, db, key, meta);
+    pool_pop.Removed();
   }
   return picked;
 }
