@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
-#include <random>
 
 #include "commands/zset_util.h"
+#include "types/set.h"
 
 namespace basalt {
 
@@ -366,8 +366,10 @@ std::vector<size_t> ZmpopKeys(const std::vector<std::string>& argv) {
   return keys;
 }
 
+// Samples like SRANDMEMBER (RandomMembers): a sorted set's `subkey` entries are its members,
+// each holding its score, so a large set is probed at random points instead of read to a random
+// rank or in whole.
 void ZrandmemberCommand(CommandContext& c) {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
   bool withscores = false;
   int64_t count = 1;
   if (c.argc() >= 3) {
@@ -386,25 +388,21 @@ void ZrandmemberCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
   if (!state->live()) return c.argc() >= 3 ? c.reply.Array(0) : c.reply.Null();
-  uint64_t size = state->meta.size;
+  if (count == 0) return ReplyScored(c, {}, withscores);
+  const bool repeats = c.argc() == 2 || count < 0;
+  const uint64_t n = static_cast<uint64_t>(count < 0 ? -count : count);
+  StatusOr<std::vector<Member>> picked =
+      !repeats && n >= state->meta.size
+          ? ReadMembers(c.ctx, c.db(), c.arg(1), state->meta)
+          : RandomMembers(c.ctx, c.db(), c.arg(1), state->meta, n, repeats);
+  if (ReplyIfError(c, picked.status())) return;
   if (c.argc() == 2) {
-    uint64_t r = rng() % size;
-    auto item = RankRange(c.ctx, c.db(), c.arg(1), state->meta, r, r);
-    if (ReplyIfError(c, item.status())) return;
-    return c.reply.Bulk(item->front().member);
+    if (picked->empty()) return c.reply.Null();
+    return c.reply.Bulk(picked->front().name);
   }
-  auto all = ReadAll(c.ctx, c.db(), c.arg(1), state->meta);
-  if (ReplyIfError(c, all.status())) return;
   std::vector<ScoredMember> out;
-  if (count < 0) {
-    for (int64_t i = 0; i < -count; i++) out.push_back((*all)[rng() % all->size()]);
-  } else if (static_cast<uint64_t>(count) >= all->size()) {
-    out = std::move(*all);
-  } else {
-    std::shuffle(all->begin(), all->end(), rng);
-    all->resize(static_cast<size_t>(count));
-    out = std::move(*all);
-  }
+  out.reserve(picked->size());
+  for (Member& m : *picked) out.push_back({std::move(m.name), DecodeScore(m.value)});
   ReplyScored(c, out, withscores);
 }
 

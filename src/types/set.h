@@ -1,6 +1,7 @@
 // Member-level helpers for the member-per-entry collections (sets and hashes): reading one
 // member, reading all of them, sampling random members, and building the next state of a
-// collection with exactly one metadata write.
+// collection with exactly one metadata write. The readers and the sampling also serve sorted
+// sets, whose `subkey` entries are their members, each holding its encoded score.
 //
 // Sets store each member as a `subkey` entry with an empty value; hashes store each field's entry
 // (types/hash.h encodes the value in it). Both keep the exact member count in the metadata,

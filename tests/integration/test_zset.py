@@ -384,6 +384,31 @@ def test_zrandmember(z):
     raises(z, SYNTAX, "ZRANDMEMBER", "z", 1, "FOO")
 
 
+def test_zrandmember_of_a_large_sorted_set_spreads_and_keeps_scores(rr):
+    """Above 512 members (Basalt probes random points instead of reading the set): every pick
+    is a member with its own score, positive counts give distinct members, negative ones exactly
+    that many, and the picks come from all over the set, including after pops and removals."""
+    members = ["m%05d" % i for i in range(6000)]
+    for i in range(0, 6000, 1000):
+        rr.execute_command("ZADD", "z", *sum(([j * 2, members[j]] for j in range(i, i + 1000)),
+                                             []))
+    rr.execute_command("ZPOPMIN", "z", 1000)
+    rr.execute_command("ZREM", "z", *members[3000:3500])
+    live = {m: str(int(m[1:]) * 2) for m in members[1000:3000] + members[3500:]}
+    tenths = [0] * 10
+    for _ in range(300):
+        m = rr.execute_command("ZRANDMEMBER", "z")
+        assert m in live
+        tenths[int(m[1:]) * 10 // 6000] += 1
+    assert tenths[0] == 0 and all(n > 0 for n in tenths[1:]), tenths
+    got = rr.execute_command("ZRANDMEMBER", "z", 50, "WITHSCORES")
+    assert len(got) == 100 and len(set(got[::2])) == 50
+    assert all(live[m] == s for m, s in zip(got[::2], got[1::2]))
+    got = rr.execute_command("ZRANDMEMBER", "z", -70, "WITHSCORES")
+    assert len(got) == 140 and all(live[m] == s for m, s in zip(got[::2], got[1::2]))
+    assert set(rr.execute_command("ZRANDMEMBER", "z", 4500)) == set(live)
+
+
 def test_zscan(rr):
     members = ["m%d" % i for i in range(50)]
     rr.execute_command("ZADD", "k", *sum(([i, m] for i, m in enumerate(members)), []))
