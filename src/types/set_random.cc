@@ -1,6 +1,7 @@
-// Random members of sets and hashes: samples (SRANDMEMBER, HRANDFIELD) and pops (SPOP), by
-// probes at random points of a collection's member space, and, for long runs of single pops of
-// one large set, from a pool of members picked ahead (PopFromPool).
+// Random members of sets, hashes and sorted sets: samples (SRANDMEMBER, HRANDFIELD,
+// ZRANDMEMBER) and pops (SPOP), by probes at random points of a collection's member space, and,
+// for long runs of single pops of one large set, from a pool of members picked ahead
+// (PopFromPool).
 #include <rocksdb/perf_context.h>
 #include <rocksdb/perf_level.h>
 
@@ -348,11 +349,8 @@ Status FillPool(Context& ctx, int db, std::string_view key, const Metadata& meta
   return Status::OK();
 }
 
-// One single pop through the set's pool, once it has one or the set qualifies for one (see
-// kPoolAfterPops): a member drawn from the pool at random. A member found before someone else
-// may have removed members of the set is looked up through the batch first. Nullopt when the
-// pool is not in use, or found nothing the set still holds. The caller removes the member, then
-// calls Removed().
+// What PopFromPool took: a member (none when the pool is not in use or found nothing the set
+// still holds), with the pool's slot locked until the caller, having removed it, calls Removed().
 class PoolPop {
  public:
   std::optional<Member> member;
@@ -372,6 +370,9 @@ class PoolPop {
   std::unique_lock<std::mutex> slot_;
 };
 
+// One single pop through the set's pool, once it has one or the set qualifies for one (see
+// kPoolAfterPops): a member drawn from the pool at random. A member found before someone else
+// may have removed members of the set is looked up through the batch first.
 Status PopFromPool(Context& ctx, int db, std::string_view key, const Metadata& meta, PoolPop* out) {
   PopPool* pool;
   std::unique_lock<std::mutex> slot =
