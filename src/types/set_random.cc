@@ -23,6 +23,9 @@ namespace {
 
 // Collections up to this size are sampled from a full read.
 constexpr uint64_t kSampleFromFullRead = 512;
+// A sample of a larger collection is read in full too when it would take a probe per this many
+// members or fewer: a probe (a seek) costs about as much as reading that many in a row.
+constexpr uint64_t kMembersPerProbe = 8;
 // Sets up to this size are popped from a full read. Lower: every pop reads the whole set and
 // the tombstones the pops before it left (a third of an unpipelined drain of 95k members was
 // its last 512 pops, change 34), where a probe takes one seek.
@@ -478,7 +481,7 @@ StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_vie
 
 StatusOr<std::vector<Member>> RandomMembers(Context& ctx, int db, std::string_view key,
                                             const Metadata& meta, uint64_t count, bool repeats) {
-  bool full_read = meta.size <= kSampleFromFullRead || (!repeats && count * 2 >= meta.size);
+  bool full_read = meta.size <= kSampleFromFullRead || count * kMembersPerProbe >= meta.size;
   if (!full_read) return ProbeMembers(ctx, db, key, meta, count, repeats, false);
   auto all = ReadMembers(ctx, db, key, meta);
   if (!all.ok() || all->empty()) return all;

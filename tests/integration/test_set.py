@@ -419,6 +419,10 @@ def test_srandmember(rr, size):
     assert sorted(rr.execute_command("SRANDMEMBER", "s", size + 3)) == sorted(members)
     got = rr.execute_command("SRANDMEMBER", "s", "-20")
     assert len(got) == 20 and set(got) <= members
+    got = rr.execute_command("SRANDMEMBER", "s", -4 * size)
+    assert len(got) == 4 * size and set(got) <= members
+    got = rr.execute_command("SRANDMEMBER", "s", size // 3)
+    assert len(got) == len(set(got)) == size // 3 and set(got) <= members
     assert rr.execute_command("SCARD", "s") == size
 
 
