@@ -33,9 +33,10 @@ StatusOr<std::vector<Member>> ReadMembers(Context& ctx, int db, std::string_view
 
 // `count` random members of the incarnation `meta` (which must hold at least one member).
 // With `repeats` a member may be returned several times; otherwise count must be < meta.size
-// and the members are distinct. Small collections are sampled uniformly from a full read; large
-// ones are probed at random points of their key range, so repeated pops do not crawl over the
-// tombstones left by earlier ones.
+// and the members are distinct. Small collections, and counts of an eighth of the collection or
+// more, are sampled uniformly from a full read; other samples of large ones are probed at
+// random points of their key range, so repeated pops do not crawl over the tombstones left by
+// earlier ones.
 StatusOr<std::vector<Member>> RandomMembers(Context& ctx, int db, std::string_view key,
                                             const Metadata& meta, uint64_t count, bool repeats);
 
