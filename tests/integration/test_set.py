@@ -399,6 +399,63 @@ def test_single_pops_from_two_connections_at_once_take_each_member_once(server, 
     assert rr.execute_command("SCARD", "s") == 10000
 
 
+def test_single_pops_among_concurrent_removals_and_additions_take_each_member_once(server, rr):
+    """Two connections pop a large set while a third removes members with SREM and a fourth
+    adds new ones: no member is taken twice (popped twice, or popped and removed), and the set
+    ends holding exactly what nobody took. Basalt's pops trust the members they picked ahead
+    only while no one else removed members; a pool that always trusted them fails this."""
+    import random
+    import threading
+    members = fill_large_set(rr, "s", 30000)
+    popped, removed, added = [], [], []
+    lock = threading.Lock()
+
+    def pop():
+        c = server.client()
+        try:
+            for _ in range(30):
+                got = [m for m in pipelined_pops(c, "s", 200) if m is not None]
+                with lock:
+                    popped.extend(got)
+        finally:
+            c.close()
+
+    def remove():
+        c, rnd = server.client(), random.Random(7)
+        try:
+            for _ in range(120):
+                some = rnd.sample(members, 20)
+                p = c.pipeline(transaction=False)
+                for m in some:
+                    p.execute_command("SREM", "s", m)
+                with lock:
+                    removed.extend(m for m, n in zip(some, p.execute()) if n == 1)
+        finally:
+            c.close()
+
+    def add():
+        c = server.client()
+        try:
+            for k in range(120):
+                new = ["n%03d_%d" % (k, j) for j in range(10)]
+                c.execute_command("SADD", "s", *new)
+                with lock:
+                    added.extend(new)
+        finally:
+            c.close()
+
+    threads = [threading.Thread(target=f) for f in (pop, pop, remove, add)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    taken = popped + removed
+    assert len(taken) == len(set(taken)) and len(popped) == 12000
+    rest = set(rr.execute_command("SMEMBERS", "s"))
+    assert rest == (set(members) | set(added)) - set(taken)
+    assert rr.execute_command("SCARD", "s") == len(rest)
+
+
 def test_spop_errors(rr):
     rr.execute_command("SADD", "s", "a")
     raises(rr, POSITIVE, "SPOP", "s", "-1")
