@@ -307,23 +307,21 @@ void Batch::ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, 
   options.iterate_upper_bound = &upper;
   std::unique_ptr<rocksdb::Iterator> it = engine_->NewIterator(ColumnFamily::kSubkey, options);
   std::vector<std::pair<std::string, std::string>> entries;
-  size_t bytes = 0;
-  // Going down, RocksDB's Prev costs several times a Next (it looks for each key's newest
-  // version from below), so the pass first goes up from `lower`: when the whole range fits in
-  // `max_bytes`, that read it all.
-  for (it->SeekToFirst(); it->Valid() && bytes < max_bytes; it->Next()) {
-    entries.emplace_back(it->key().ToString(), it->value().ToString());
-    bytes += it->value().size();
-  }
-  if (from_upper && it->status().ok() && it->Valid()) {
+  auto pass = [&](bool down) {
     entries.clear();
-    bytes = 0;
-    for (it->SeekToLast(); it->Valid() && bytes < max_bytes; it->Prev()) {
+    size_t bytes = 0;
+    for (down ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && bytes < max_bytes;
+         down ? it->Prev() : it->Next()) {
       entries.emplace_back(it->key().ToString(), it->value().ToString());
       bytes += it->value().size();
     }
-    std::reverse(entries.begin(), entries.end());
-  }
+    if (down) std::reverse(entries.begin(), entries.end());
+  };
+  // Going down, RocksDB's Prev costs several times a Next (it looks for each key's newest
+  // version from below), so the pass first goes up from `lower`: when the whole range fits in
+  // `max_bytes`, that read it all.
+  pass(false);
+  if (from_upper && it->status().ok() && it->Valid()) pass(true);
   // A failed pass leaves nothing read ahead: the point reads then go to the database.
   if (!it->status().ok()) {
     read_ahead_.clear();

@@ -275,6 +275,11 @@ struct PopPool {
   uint64_t removals_seen = 0;
   uint64_t untracked_seen = 0;
 
+  // Whether a fill should go on: the pool holds fewer than kPoolTarget members (or than the
+  // whole set) and no more than kPoolMaxBytes.
+  bool Wants(uint64_t set_size) const {
+    return entries.size() < std::min<uint64_t>(kPoolTarget, set_size) && bytes <= kPoolMaxBytes;
+  }
   void Clear() {
     entries.clear();
     members.clear();
@@ -333,8 +338,7 @@ Status FillPool(Context& ctx, int db, std::string_view key, const Metadata& meta
   auto stale = [&] { return it.MayBeStale(); };
   auto pooled = [&] { return pool.members.contains(it.member()); };
   ProbeWalk walk(it, &hints.empty, kPopStretchDraws);
-  while (pool.entries.size() < std::min<uint64_t>(kPoolTarget, meta.size) &&
-         pool.bytes <= kPoolMaxBytes) {
+  while (pool.Wants(meta.size)) {
     ProbeWalk::Landing landing = ProbeWalk::Landing::kDrawAgain;
     for (int draw = 0; landing == ProbeWalk::Landing::kDrawAgain; draw++) {
       landing = walk.Find(RandomPoint(lo, hi), stale, pooled, draw);
@@ -392,8 +396,7 @@ Status PopFromPool(Context& ctx, int db, std::string_view key, const Metadata& m
     pool->untracked_seen = untracked;
   }
   for (int misses = 0; misses < kPoolMisses;) {
-    if (pool->entries.size() < std::min<uint64_t>(kPoolTarget, meta.size) &&
-        meta.size > pool->dry_at) {
+    if (pool->Wants(meta.size) && meta.size > pool->dry_at) {
       Status s = FillPool(ctx, db, key, meta, *pool);
       if (!s.ok()) return s;
       if (pool->bytes > kPoolMaxBytes) {
