@@ -118,7 +118,7 @@ void GeoaddCommand(CommandContext& c) {
   for (size_t j = 0; j < elements; j++) {
     const std::string& member = c.arg(i + 3 * j + 2);
     double cur;
-    Status s = GetScore(c.ctx, c.db(), c.arg(1), w.version(), member, &cur);
+    Status s = w.Find(member, &cur);
     if (!s.ok() && !s.IsNotFound()) return (void)ReplyIfError(c, s);
     if (s.ok()) {
       if (nx || cur == scores[j]) continue;

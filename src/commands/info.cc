@@ -361,6 +361,10 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
   w.Field("metadata_cache_entries", meta.entries);
   w.Field("metadata_cache_usage", meta.bytes);
   w.Field("metadata_cache_complete_shards", meta.complete_shards);
+  MemberFilters::Stats filters = s.keyspace->member_filters().stats();
+  w.Field("member_filters", static_cast<int64_t>(filters.filters));
+  w.Field("member_filter_usage", static_cast<int64_t>(filters.bytes));
+  w.Field("member_filter_absent_answers", static_cast<int64_t>(filters.absent_answers));
   w.Field("flush_write_bytes", ticker(rocksdb::FLUSH_WRITE_BYTES));
   w.Field("compact_read_bytes", ticker(rocksdb::COMPACT_READ_BYTES));
   w.Field("compact_write_bytes", ticker(rocksdb::COMPACT_WRITE_BYTES));

@@ -42,7 +42,7 @@ void SAddCommand(CommandContext& c) {
   for (size_t i = 2; i < c.argc(); i++) {
     Status s;
     // Through the writer's version, so a member named twice is counted once.
-    if (HasMember(c, c.arg(1), w.version(), c.arg(i), &s)) continue;
+    if (w.MayHold(c.arg(i)) && HasMember(c, c.arg(1), w.version(), c.arg(i), &s)) continue;
     if (ReplyIfError(c, s)) return;
     w.Put(c.arg(i), "", true);
     added++;
@@ -59,7 +59,7 @@ void SRemCommand(CommandContext& c) {
   int64_t removed = 0;
   for (size_t i = 2; i < c.argc(); i++) {
     Status s;
-    bool found = HasMember(c, c.arg(1), w.version(), c.arg(i), &s);
+    bool found = w.MayHold(c.arg(i)) && HasMember(c, c.arg(1), w.version(), c.arg(i), &s);
     if (ReplyIfError(c, s)) return;
     if (!found) continue;
     w.Remove(c.arg(i));

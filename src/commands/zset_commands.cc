@@ -116,7 +116,7 @@ bool ZaddOne(CommandContext& c, ZsetWriter& w, const ZaddFlags& f, const std::st
              double score, int* added, int* updated, bool* done, double* result) {
   *done = false;
   double cur;
-  Status s = GetScore(c.ctx, c.db(), c.arg(1), w.version(), member, &cur);
+  Status s = w.Find(member, &cur);
   if (!s.ok() && !s.IsNotFound()) {
     ReplyIfError(c, s);
     return false;
@@ -226,7 +226,7 @@ void ZremCommand(CommandContext& c) {
   int64_t removed = 0;
   for (size_t i = 2; i < c.argc(); i++) {
     double score;
-    Status s = GetScore(c.ctx, c.db(), c.arg(1), w.version(), c.arg(i), &score);
+    Status s = w.Find(c.arg(i), &score);
     if (s.IsNotFound()) continue;
     if (ReplyIfError(c, s)) return;
     w.Remove(c.arg(i), score);

@@ -92,6 +92,8 @@ const std::vector<ConfigKey> kKeys = {
      "compatibility only: data lives on disk; memory is bounded by the cache sizes below"},
     {"metadata-cache-size", ConfigKind::kMemory, "256mb", true, 0, INT64_MAX, "",
      "Basalt's cache of recent metadata entries (key types, sizes, short strings) (0 disables)"},
+    {"member-filter-size", ConfigKind::kMemory, "64mb", true, 0, INT64_MAX, "",
+     "filters of the members written into hashes, sets and sorted sets (0 disables)"},
     // RocksDB
     {"rocksdb.block-cache-size", ConfigKind::kMemory, "512mb", true, 1 * kMB, INT64_MAX, "",
      "one LRU block cache shared by all column families"},

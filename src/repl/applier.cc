@@ -9,7 +9,6 @@
 
 #include "common/coding.h"
 #include "types/metadata.h"
-#include "types/set.h"
 
 namespace basalt {
 
@@ -258,7 +257,7 @@ Status BatchApplier::Commit(const ReplicaPosition& position, const std::atomic<b
     keyspace_->engine()->NoteDeadRange(range.cf, std::move(range.begin), std::move(range.end));
   }
   keyspace_->ApplyCounterWrites(counter_writes_);
-  NoteUntrackedSetWrites();
+  keyspace_->NoteUntrackedMemberWrites();
   for (uint8_t db : touched_databases_) keyspace_->NotifyDatabaseChanged(db);
   // A master's FLUSHDB: what it left dead in this replica's memtables goes as on the master.
   if (!touched_databases_.empty()) keyspace_->FlushEmptiedMemtables();

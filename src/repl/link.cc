@@ -11,7 +11,6 @@
 
 #include "common/clock.h"
 #include "common/coding.h"
-#include "types/set.h"
 
 namespace basalt {
 
@@ -268,7 +267,7 @@ Status MasterLink::SwapIn(ReplSocket* sock, const std::string& dir,
   if (ctx_.before_swap) ctx_.before_swap();
   Status s = ctx_.keyspace->engine()->ReplaceData(dir);
   if (s.ok()) s = ctx_.keyspace->ReloadState();
-  NoteUntrackedSetWrites();
+  ctx_.keyspace->NoteUntrackedMemberWrites();
   if (ctx_.after_swap) ctx_.after_swap();
   ctx_.keyspace->exclusive().unlock();
   if (!s.ok()) return s;

@@ -106,6 +106,7 @@ HashWriter::HashWriter(Context& ctx, int db, std::string_view key, const KeyStat
     : ctx_(ctx), db_(db), key_(key), writer_(ctx, db, key, old, RedisType::kHash) {}
 
 Status HashWriter::Find(std::string_view field, std::string* stored) {
+  if (!writer_.MayHold(field)) return Status::NotFound();
   return GetFieldEntry(ctx_, db_, key_, writer_.version(), field, stored);
 }
 

@@ -9,6 +9,7 @@
 #include "storage/engine.h"
 #include "storage/format_marker.h"
 #include "types/compaction.h"
+#include "types/set.h"
 
 namespace basalt {
 
@@ -36,6 +37,12 @@ StatusOr<std::unique_ptr<Keyspace>> Keyspace::Open(Config* config) {
   subkey_filter->Attach(ks->engine_.get());
   Status s = ks->LoadState();
   if (!s.ok()) return s;
+  ks->member_filters_.SetBudget(config->GetInt("member-filter-size"));
+  Keyspace* raw = ks.get();
+  config->AddApplyHook("member-filter-size", [raw](const std::string&, const std::string& value) {
+    raw->member_filters_.SetBudget(std::stoull(value));
+    return Status::OK();
+  });
   return ks;
 }
 
@@ -132,6 +139,7 @@ Status Keyspace::FlushAll() {
   }
   FlushEmptiedMemtables();
   engine_->CompleteMetadataCacheIfEmpty();
+  member_filters_.Clear();  // their collections are gone
   return Status::OK();
 }
 
@@ -150,6 +158,11 @@ Status Keyspace::SwapDatabases(int a, int b) {
   watches_.TouchDatabase(pa);
   watches_.TouchDatabase(pb);
   return Status::OK();
+}
+
+void Keyspace::NoteUntrackedMemberWrites() {
+  NoteUntrackedSetWrites();
+  member_filters_.Clear();
 }
 
 Status Keyspace::ReloadState() {

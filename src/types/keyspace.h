@@ -28,6 +28,7 @@
 #include "storage/batch.h"
 #include "storage/engine.h"
 #include "types/lock_table.h"
+#include "types/member_filter.h"
 #include "types/metadata.h"
 #include "types/watch_registry.h"
 
@@ -54,6 +55,7 @@ class Keyspace {
 
   LockTable& locks() { return locks_; }
   WatchRegistry& watches() { return watches_; }
+  MemberFilters& member_filters() { return member_filters_; }
   // Held shared by every command and exclusively by EXEC, FLUSHDB/FLUSHALL and SWAPDB.
   WriterPreferringMutex& exclusive() { return exclusive_; }
 
@@ -85,6 +87,10 @@ class Keyspace {
   // Re-reads counts, epochs and the database map after the data was replaced wholesale, and
   // marks every watched key dirty. The caller holds exclusive().
   Status ReloadState();
+  // Members of collections were written without the writers (a replicated batch, a full sync):
+  // what the pools of set pops and the member filters assumed about them no longer holds. The
+  // caller still holds the locks of the keys written.
+  void NoteUntrackedMemberWrites();
   // Applies to the in-memory counts, epochs and database map the `counters` writes of a batch
   // just committed, in batch order (a put sets, a merge adds, a delete resets), the same
   // effect they had on the stored values; so no stored counter has to be read back (a count
@@ -118,6 +124,7 @@ class Keyspace {
   std::array<std::atomic<uint64_t>, kMaxDatabases> epochs_{};
   LockTable locks_;
   WatchRegistry watches_;
+  MemberFilters member_filters_{0};
   TouchListener* touch_listener_ = nullptr;
   WriterPreferringMutex exclusive_;
 };

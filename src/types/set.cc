@@ -55,15 +55,22 @@ StatusOr<std::vector<Member>> ReadMembers(Context& ctx, int db, std::string_view
 }
 
 CollectionWriter::CollectionWriter(Context& ctx, int db, std::string_view key, const KeyState& old,
+                                   Metadata meta, bool fresh)
+    : ctx_(ctx),
+      db_(db),
+      key_(key),
+      old_(old),
+      meta_(std::move(meta)),
+      filter_(ctx.keyspace()->member_filters(), meta_.version, fresh) {}
+
+CollectionWriter::CollectionWriter(Context& ctx, int db, std::string_view key, const KeyState& old,
                                    RedisType type)
-    : ctx_(ctx), db_(db), key_(key), old_(old) {
-  meta_ = old.live() ? old.meta : NewCollection(type);
-}
+    : CollectionWriter(ctx, db, key, old, old.live() ? old.meta : NewCollection(type),
+                       !old.live()) {}
 
 CollectionWriter CollectionWriter::Replace(Context& ctx, int db, std::string_view key,
                                            const KeyState& old, RedisType type) {
-  CollectionWriter w(ctx, db, key, old, type);
-  w.meta_ = NewCollection(type);
+  CollectionWriter w(ctx, db, key, old, NewCollection(type), true);
   w.changed_ = true;
   return w;
 }
@@ -76,6 +83,7 @@ CollectionWriter CollectionWriter::Reincarnate(Context& ctx, int db, std::string
 }
 
 void CollectionWriter::Put(std::string_view member, std::string_view value, bool is_new) {
+  filter_.Note(member);
   ctx_.batch().Put(ColumnFamily::kSubkey, MemberKey(ctx_, db_, key_, meta_.version, member), value);
   if (is_new) meta_.size++;
   changed_ = true;

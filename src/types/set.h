@@ -15,6 +15,7 @@
 
 #include "common/status.h"
 #include "types/collection.h"
+#include "types/member_filter.h"
 
 namespace basalt {
 
@@ -71,6 +72,9 @@ class CollectionWriter {
 
   uint64_t version() const { return meta_.version; }
   uint64_t size() const { return meta_.size; }
+  // False only for a member the incarnation never held (types/member_filter.h), which callers
+  // then need not look up.
+  bool MayHold(std::string_view member) const { return filter_.MayHold(member); }
   // `is_new`: the member was not in the collection (the caller has checked).
   void Put(std::string_view member, std::string_view value, bool is_new);
   // The member must be in the collection.
@@ -81,11 +85,16 @@ class CollectionWriter {
   void Finish();
 
  private:
+  // Writes the incarnation `meta`; `fresh`: a new, empty one.
+  CollectionWriter(Context& ctx, int db, std::string_view key, const KeyState& old, Metadata meta,
+                   bool fresh);
+
   Context& ctx_;
   int db_;
   std::string key_;
   KeyState old_;
   Metadata meta_;
+  MemberFilterRef filter_;
   bool changed_ = false;
 };
 

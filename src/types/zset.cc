@@ -412,13 +412,17 @@ StatusOr<std::vector<ScoredMember>> ReadAll(Context& ctx, int db, std::string_vi
 
 ZsetWriter::ZsetWriter(Context& ctx, int db, std::string_view key, const KeyState& old,
                        bool replace)
-    : ctx_(ctx), db_(db), key_(key), old_(old) {
-  if (old.live() && !replace) {
-    meta_ = old.meta;
-  } else {
-    meta_ = NewCollection(RedisType::kZset);
-    changed_ = replace;
-  }
+    : ctx_(ctx),
+      db_(db),
+      key_(key),
+      old_(old),
+      meta_(old.live() && !replace ? old.meta : NewCollection(RedisType::kZset)),
+      filter_(ctx.keyspace()->member_filters(), meta_.version, !(old.live() && !replace)),
+      changed_(replace) {}
+
+Status ZsetWriter::Find(std::string_view member, double* score) {
+  if (!filter_.MayHold(member)) return Status::NotFound();
+  return GetScore(ctx_, db_, key_, meta_.version, member, score);
 }
 
 void ZsetWriter::Put(std::string_view member, double score, const double* old_score) {
@@ -435,6 +439,7 @@ void ZsetWriter::Put(std::string_view member, double score, const double* old_sc
     meta_.size++;
   }
   ListIfBeyond(entry);
+  filter_.Note(member);
   ctx_.batch().Put(ColumnFamily::kSubkey, MemberKey(ctx_, db_, key_, meta_.version, member),
                    encoded);
   ctx_.batch().Put(ColumnFamily::kZsetScore, MemberKey(ctx_, db_, key_, meta_.version, entry), "");

@@ -16,6 +16,7 @@
 
 #include "common/status.h"
 #include "types/collection.h"
+#include "types/member_filter.h"
 
 namespace basalt {
 
@@ -101,6 +102,10 @@ class ZsetWriter {
   ZsetWriter(Context& ctx, int db, std::string_view key, const KeyState& old, bool replace = false);
   uint64_t version() const { return meta_.version; }
   uint64_t size() const { return meta_.size; }
+  // The member's score in the incarnation written, through the batch (a member named twice in
+  // one command is found the second time); NotFound when absent. A member the incarnation never
+  // held is known absent without a read (types/member_filter.h).
+  Status Find(std::string_view member, double* score);
   // Sets member's score; `old_score` is its current score if it is in the set.
   void Put(std::string_view member, double score, const double* old_score);
   // The member must be in the set with `score`.
@@ -120,6 +125,7 @@ class ZsetWriter {
   std::string key_;
   KeyState old_;
   Metadata meta_;
+  MemberFilterRef filter_;
   bool changed_ = false;
 };
 

@@ -465,6 +465,34 @@ def test_single_pops_after_failing_over_and_back_skip_what_the_other_side_popped
     assert ca.scard("s") == len(members) - len(everything)
 
 
+def test_new_members_after_failing_over_and_back_count_what_the_other_side_added(start_server,
+                                                                                target):
+    """Basalt knows a member is new without reading when the collection's member filter has never
+    seen it. Members that arrive by replication pass no filter: A starts a hash, a set and a
+    sorted set, B takes over and adds members, A follows B and takes over again; A must find
+    B's members present."""
+    a = start_server(master_args(target), name="a")
+    b = start_server(replica_args(target, a), name="b")
+    ca, cb = a.client(), b.client()
+    ca.hset("h", "from-a", "1")
+    ca.sadd("s", "from-a")
+    ca.zadd("z", {"from-a": 1})
+    assert ca.execute_command("WAIT", 1, 5000) == 1
+    wait_synced(a, b)
+    assert cb.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    assert cb.hset("h", "from-b", "1") == 1
+    assert cb.sadd("s", "from-b") == 1
+    assert cb.zadd("z", {"from-b": 2}) == 1
+    assert ca.execute_command("REPLICAOF", "127.0.0.1", b.port) == "OK"
+    wait_link_up(a)
+    wait_synced(b, a)
+    assert ca.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    assert ca.hset("h", "from-b", "2") == 0 and ca.hlen("h") == 2
+    assert ca.sadd("s", "from-b") == 0 and ca.scard("s") == 2
+    assert ca.zadd("z", {"from-b": 3}) == 0 and ca.zcard("z") == 2
+    assert ca.hset("h", "from-a", "2") == 0 and ca.hset("h", "new", "1") == 1
+
+
 def test_chained_replica_follows_its_replica_master(start_server, target):
     a = start_server(master_args(target), name="a")
     b = start_server(replica_args(target, a), name="b")

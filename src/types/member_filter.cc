@@ -1,0 +1,155 @@
+#include "types/member_filter.h"
+
+#include "common/hash.h"
+
+namespace basalt {
+
+namespace {
+
+constexpr int kInitialSlotsLog2 = 4;
+
+}  // namespace
+
+MemberFilter::MemberFilter()
+    : slots_(size_t{1} << kInitialSlotsLog2, 0), shift_(32 - kInitialSlotsLog2) {}
+
+size_t MemberFilter::Find(uint32_t fp) const {
+  const size_t mask = slots_.size() - 1;
+  size_t i = fp >> shift_;
+  while (slots_[i] != 0 && slots_[i] != fp) i = (i + 1) & mask;
+  return i;
+}
+
+bool MemberFilter::Add(uint64_t hash) {
+  const uint32_t fp = Fingerprint(hash);
+  if (saturated_) return false;
+  if (count_ >= kMaxMembers) {
+    saturated_ = true;
+    return false;
+  }
+  bool grew = false;
+  if ((count_ + 1) * 2 > slots_.size()) {
+    Grow();
+    grew = true;
+  }
+  uint32_t& slot = slots_[Find(fp)];
+  if (slot == 0) {
+    slot = fp;
+    count_++;
+  }
+  return grew;
+}
+
+bool MemberFilter::MayContain(uint64_t hash) const {
+  return saturated_ || slots_[Find(Fingerprint(hash))] != 0;
+}
+
+void MemberFilter::Grow() {
+  std::vector<uint32_t> old(slots_.size() * 2, 0);
+  old.swap(slots_);
+  shift_--;
+  for (uint32_t fp : old) {
+    if (fp != 0) slots_[Find(fp)] = fp;
+  }
+}
+
+void MemberFilters::SetBudget(size_t budget_bytes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  budget_ = budget_bytes;
+  DropOverBudget();
+}
+
+std::shared_ptr<MemberFilter> MemberFilters::Start(uint64_t version) {
+  auto filter = std::make_shared<MemberFilter>();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (budget_ == 0) return nullptr;
+  auto [it, inserted] = entries_.try_emplace(version);
+  if (!inserted) return nullptr;  // versions are never reused; if one were, trust neither
+  it->second.filter = filter;
+  it->second.bytes = filter->bytes();
+  it->second.clock_slot = clock_.size();
+  clock_.push_back(version);
+  bytes_ += it->second.bytes;
+  any_.store(true, std::memory_order_relaxed);
+  DropOverBudget();
+  return filter;
+}
+
+std::shared_ptr<MemberFilter> MemberFilters::Find(uint64_t version) {
+  if (!any_.load(std::memory_order_relaxed)) return nullptr;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(version);
+  if (it == entries_.end()) return nullptr;
+  it->second.used = true;
+  return it->second.filter;
+}
+
+void MemberFilters::Resized(uint64_t version, const MemberFilter& filter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = entries_.find(version);
+  if (it == entries_.end() || it->second.filter.get() != &filter) return;  // dropped meanwhile
+  bytes_ = bytes_ - it->second.bytes + filter.bytes();
+  it->second.bytes = filter.bytes();
+  DropOverBudget();
+}
+
+void MemberFilters::Clear() {
+  if (!any_.load(std::memory_order_relaxed)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [version, entry] : entries_)
+    dropped_absent_answers_ += entry.filter->absent_answers();
+  entries_.clear();
+  clock_.clear();
+  hand_ = 0;
+  bytes_ = 0;
+  any_.store(false, std::memory_order_relaxed);
+}
+
+MemberFilters::Stats MemberFilters::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Stats out{entries_.size(), bytes_, dropped_absent_answers_};
+  for (const auto& [version, entry] : entries_)
+    out.absent_answers += entry.filter->absent_answers();
+  return out;
+}
+
+void MemberFilters::DropOverBudget() {
+  while (bytes_ > budget_ && !clock_.empty()) {
+    if (hand_ >= clock_.size()) hand_ = 0;
+    auto it = entries_.find(clock_[hand_]);
+    if (it->second.used) {
+      it->second.used = false;
+      hand_++;
+    } else {
+      Drop(it);  // the last version moves into the hand's place, which is looked at next
+    }
+  }
+  if (entries_.empty()) any_.store(false, std::memory_order_relaxed);
+}
+
+void MemberFilters::Drop(std::unordered_map<uint64_t, Entry>::iterator it) {
+  const size_t slot = it->second.clock_slot;
+  clock_[slot] = clock_.back();
+  entries_[clock_[slot]].clock_slot = slot;
+  clock_.pop_back();
+  bytes_ -= it->second.bytes;
+  dropped_absent_answers_ += it->second.filter->absent_answers();
+  entries_.erase(it);
+}
+
+MemberFilterRef::MemberFilterRef(MemberFilters& filters, uint64_t version, bool new_incarnation)
+    : filters_(&filters),
+      version_(version),
+      filter_(new_incarnation ? filters.Start(version) : filters.Find(version)) {}
+
+bool MemberFilterRef::MayHold(std::string_view member) const {
+  if (filter_ == nullptr || filter_->MayContain(HashBytes(member))) return true;
+  filter_->NoteAbsentAnswer();
+  return false;
+}
+
+void MemberFilterRef::Note(std::string_view member) {
+  if (filter_ != nullptr && filter_->Add(HashBytes(member))) filters_->Resized(version_, *filter_);
+}
+
+}  // namespace basalt

@@ -1,0 +1,135 @@
+// MemberFilters: for each hash, set and sorted set this server started, a filter of every member
+// ever written into it, so that a write naming a member the collection never held (HSET of a new
+// field, SADD or ZADD of a new member) knows it is new without reading the database.
+//
+// That existence read is a point lookup through the memtable and, per candidate SST file,
+// RocksDB's row cache, bloom filter and index: over a third of a pipelined HSET's CPU into a large
+// hash (docs/benchmarks.md, change 73).
+//
+// The contract: a filter answers "absent" only for a member never written into its incarnation.
+// It is born empty with the incarnation (when a writer gives a collection a new version, which no
+// member can have yet), and every member put into the incarnation passes through it before its
+// batch commits (CollectionWriter::Put, ZsetWriter::Put), so it holds a superset of the
+// incarnation's members; removals leave it as it is. Writes of members that go around the writers
+// (a replica applying its master's batches, a full sync's swap-in) call Clear(). An incarnation
+// without a filter (older than the process, or whose filter was dropped) reads as before, and a
+// dropped filter never comes back: it would lack the members written since.
+//
+// Concurrency: the registry is thread-safe. A filter is not: it is used only by holders of its
+// collection's key lock (exclusively by the writers that add to it, shared by readers), and that
+// lock keeps them apart.
+//
+// Memory: a member costs 4-8 bytes (a 32-bit fingerprint in an open-addressing table at most half
+// full; two members whose 64-bit hashes share their upper 32 bits look alike, which costs a read).
+// Past the budget, filters are dropped in CLOCK order: one used since the hand last passed it gets
+// another round.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace basalt {
+
+class MemberFilter {
+ public:
+  MemberFilter();
+  // Adds the member with 64-bit hash `hash` (HashBytes). True when the table grew.
+  bool Add(uint64_t hash);
+  bool MayContain(uint64_t hash) const;
+  // A writer learned from the filter that a member is absent (counted for INFO).
+  void NoteAbsentAnswer() {
+    absent_answers_.store(absent_answers_.load(std::memory_order_relaxed) + 1,
+                          std::memory_order_relaxed);
+  }
+  uint64_t absent_answers() const { return absent_answers_.load(std::memory_order_relaxed); }
+  size_t bytes() const { return sizeof(*this) + slots_.size() * sizeof(uint32_t); }
+  // The most members a filter tells apart; past them it answers "maybe" for every member.
+  static constexpr size_t kMaxMembers = size_t{1} << 28;
+
+ private:
+  static uint32_t Fingerprint(uint64_t hash) {
+    uint32_t fp = static_cast<uint32_t>(hash >> 32);
+    return fp != 0 ? fp : 1;  // 0 marks an empty slot
+  }
+  // The slot holding `fp`, or the empty slot where it would go. A fingerprint's home slot is
+  // its top bits, so growing needs no other record of the member.
+  size_t Find(uint32_t fp) const;
+  void Grow();
+
+  std::vector<uint32_t> slots_;
+  size_t count_ = 0;
+  int shift_;  // 32 - log2(slots_.size())
+  bool saturated_ = false;
+  // Written by one lock holder at a time, read by INFO at any time.
+  std::atomic<uint64_t> absent_answers_{0};
+};
+
+class MemberFilters {
+ public:
+  explicit MemberFilters(size_t budget_bytes) : budget_(budget_bytes) {}
+
+  // 0 drops every filter and starts no new one.
+  void SetBudget(size_t budget_bytes);
+  // A new, empty filter for the new incarnation `version` (nullptr when the budget is 0).
+  std::shared_ptr<MemberFilter> Start(uint64_t version);
+  // The filter of `version`, or nullptr.
+  std::shared_ptr<MemberFilter> Find(uint64_t version);
+  // `version`'s filter (`filter`) has grown: accounts for it, dropping filters past the budget.
+  void Resized(uint64_t version, const MemberFilter& filter);
+  // Members were written without the writers: no filter can be trusted.
+  void Clear();
+
+  struct Stats {
+    size_t filters = 0;
+    size_t bytes = 0;
+    uint64_t absent_answers = 0;  // existence reads the filters made unnecessary
+  };
+  Stats stats() const;
+
+ private:
+  struct Entry {
+    std::shared_ptr<MemberFilter> filter;
+    size_t bytes = 0;
+    size_t clock_slot = 0;  // its place in clock_
+    bool used = false;      // since the hand last passed it
+  };
+  // Drops filters until the total is within the budget. mu_ held.
+  void DropOverBudget();
+  void Drop(std::unordered_map<uint64_t, Entry>::iterator it);
+
+  mutable std::mutex mu_;
+  size_t budget_;
+  size_t bytes_ = 0;
+  std::unordered_map<uint64_t, Entry> entries_;
+  std::vector<uint64_t> clock_;  // the versions of entries_, in no particular order
+  size_t hand_ = 0;
+  uint64_t dropped_absent_answers_ = 0;  // those of filters dropped since
+  // Whether entries_ may be non-empty: Clear() from every replicated batch checks it without
+  // the mutex.
+  std::atomic<bool> any_{false};
+};
+
+// What a collection writer keeps of its incarnation's filter. Without one (none was kept for
+// the incarnation), every member may be there.
+class MemberFilterRef {
+ public:
+  // `new_incarnation`: `version` was just made for an empty collection.
+  MemberFilterRef(MemberFilters& filters, uint64_t version, bool new_incarnation);
+  // False only for a member never written into the incarnation.
+  bool MayHold(std::string_view member) const;
+  // `member` is being written into the incarnation.
+  void Note(std::string_view member);
+
+ private:
+  MemberFilters* filters_;
+  uint64_t version_;
+  std::shared_ptr<MemberFilter> filter_;
+};
+
+}  // namespace basalt

@@ -1,0 +1,108 @@
+#include "types/member_filter.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "common/hash.h"
+
+namespace basalt {
+namespace {
+
+TEST(MemberFilterTest, HoldsEveryMemberAddedThroughGrowthAndRulesOutMostOthers) {
+  MemberFilter filter;
+  std::mt19937_64 rng(11);
+  std::vector<uint64_t> added;
+  size_t grew = 0;
+  for (int i = 0; i < 200000; i++) {
+    // Some hashes share their upper bits with others, which the fingerprint keeps.
+    uint64_t hash = i % 5 == 0 ? (rng() & 0xffffffff00000000ull) | i : rng();
+    added.push_back(hash);
+    if (filter.Add(hash)) grew++;
+  }
+  EXPECT_GE(grew, 10u);  // from 16 slots to at least 400000
+  for (uint64_t hash : added) ASSERT_TRUE(filter.MayContain(hash)) << hash;
+  size_t false_matches = 0;
+  for (int i = 0; i < 100000; i++) false_matches += filter.MayContain(rng()) ? 1 : 0;
+  // A table at most half full of 32-bit fingerprints: a few in ten thousand.
+  EXPECT_LT(false_matches, 100u);
+  EXPECT_GE(filter.bytes(), 200000 * 2 * sizeof(uint32_t));
+}
+
+TEST(MemberFilterTest, AnEmptyFilterRulesOutEverything) {
+  MemberFilter filter;
+  EXPECT_FALSE(filter.MayContain(HashBytes("a")));
+  EXPECT_FALSE(filter.MayContain(0));  // the fingerprint of 0 is not the empty slot's mark
+  filter.Add(0);
+  EXPECT_TRUE(filter.MayContain(0));
+}
+
+TEST(MemberFiltersTest, AFilterIsBornWithItsIncarnationAndFoundByVersion) {
+  MemberFilters filters(1 << 20);
+  EXPECT_EQ(filters.Find(7), nullptr);
+  auto filter = filters.Start(7);
+  ASSERT_NE(filter, nullptr);
+  EXPECT_EQ(filters.Find(7), filter);
+  EXPECT_EQ(filters.Start(7), nullptr);  // a version started twice is trusted no more
+  EXPECT_EQ(filters.stats().filters, 1u);
+  filters.Clear();
+  EXPECT_EQ(filters.Find(7), nullptr);
+  EXPECT_EQ(filters.stats().filters, 0u);
+  EXPECT_EQ(filters.stats().bytes, 0u);
+}
+
+TEST(MemberFiltersTest, WritersNoteMembersAndLearnWhichAreAbsent) {
+  MemberFilters filters(1 << 20);
+  {
+    MemberFilterRef fresh(filters, 1, true);
+    EXPECT_FALSE(fresh.MayHold("f"));
+    fresh.Note("f");
+    EXPECT_TRUE(fresh.MayHold("f"));
+  }
+  MemberFilterRef later(filters, 1, false);  // the next command's writer
+  EXPECT_TRUE(later.MayHold("f"));
+  EXPECT_FALSE(later.MayHold("g"));
+  MemberFilterRef unknown(filters, 2, false);  // an incarnation with no filter: anything may be
+  EXPECT_TRUE(unknown.MayHold("g"));
+  EXPECT_EQ(filters.stats().absent_answers, 2u);
+  filters.Clear();
+  EXPECT_EQ(filters.stats().absent_answers, 2u);  // kept across the drop
+}
+
+TEST(MemberFiltersTest, GrowthPastTheBudgetDropsFiltersNotUsedSinceTheHandPassed) {
+  const size_t one = MemberFilter().bytes();
+  MemberFilters filters(one * 4 + one / 2);  // room for four small filters
+  for (uint64_t v = 1; v <= 4; v++) ASSERT_NE(filters.Start(v), nullptr);
+  EXPECT_NE(filters.Find(1), nullptr);  // used: survives one pass of the hand
+  ASSERT_NE(filters.Start(5), nullptr);
+  EXPECT_NE(filters.Find(1), nullptr);
+  EXPECT_EQ(filters.stats().filters, 4u);
+  int gone = 0;
+  for (uint64_t v = 2; v <= 4; v++) gone += filters.Find(v) == nullptr ? 1 : 0;
+  EXPECT_EQ(gone, 1);
+
+  // A filter that outgrows the budget by itself is dropped; its writer may go on using it.
+  MemberFilterRef big(filters, 6, true);
+  for (int i = 0; i < 1000; i++) big.Note(std::to_string(i));
+  EXPECT_EQ(filters.Find(6), nullptr);
+  EXPECT_TRUE(big.MayHold("999"));
+  EXPECT_LE(filters.stats().bytes, one * 4 + one / 2);
+}
+
+TEST(MemberFiltersTest, ABudgetOfZeroDropsEveryFilterAndStartsNone) {
+  MemberFilters filters(1 << 20);
+  ASSERT_NE(filters.Start(1), nullptr);
+  filters.SetBudget(0);
+  EXPECT_EQ(filters.Find(1), nullptr);
+  EXPECT_EQ(filters.Start(2), nullptr);
+  MemberFilterRef none(filters, 3, true);
+  EXPECT_TRUE(none.MayHold("x"));
+  filters.SetBudget(1 << 20);
+  EXPECT_NE(filters.Start(4), nullptr);
+}
+
+}  // namespace
+}  // namespace basalt
