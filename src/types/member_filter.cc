@@ -137,19 +137,24 @@ void MemberFilters::Drop(std::unordered_map<uint64_t, Entry>::iterator it) {
   entries_.erase(it);
 }
 
-MemberFilterRef::MemberFilterRef(MemberFilters& filters, uint64_t version, bool new_incarnation)
-    : filters_(&filters),
-      version_(version),
-      filter_(new_incarnation ? filters.Start(version) : filters.Find(version)) {}
+MemberFilter* MemberFilterRef::filter() const {
+  if (!resolved_) {
+    filter_ = new_incarnation_ ? filters_->Start(version_) : filters_->Find(version_);
+    resolved_ = true;
+  }
+  return filter_.get();
+}
 
 bool MemberFilterRef::MayHold(std::string_view member) const {
-  if (filter_ == nullptr || filter_->MayContain(HashBytes(member))) return true;
-  filter_->NoteAbsentAnswer();
+  MemberFilter* f = filter();
+  if (f == nullptr || f->MayContain(HashBytes(member))) return true;
+  f->NoteAbsentAnswer();
   return false;
 }
 
 void MemberFilterRef::Note(std::string_view member) {
-  if (filter_ != nullptr && filter_->Add(HashBytes(member))) filters_->Resized(version_, *filter_);
+  MemberFilter* f = filter();
+  if (f != nullptr && f->Add(HashBytes(member))) filters_->Resized(version_, *f);
 }
 
 }  // namespace basalt

@@ -116,20 +116,26 @@ class MemberFilters {
 };
 
 // What a collection writer keeps of its incarnation's filter. Without one (none was kept for
-// the incarnation), every member may be there.
+// the incarnation), every member may be there. The registry is asked at the first use, so a
+// writer that only removes members (pops) never takes its mutex.
 class MemberFilterRef {
  public:
   // `new_incarnation`: `version` was just made for an empty collection.
-  MemberFilterRef(MemberFilters& filters, uint64_t version, bool new_incarnation);
+  MemberFilterRef(MemberFilters& filters, uint64_t version, bool new_incarnation)
+      : filters_(&filters), version_(version), new_incarnation_(new_incarnation) {}
   // False only for a member never written into the incarnation.
   bool MayHold(std::string_view member) const;
   // `member` is being written into the incarnation.
   void Note(std::string_view member);
 
  private:
+  MemberFilter* filter() const;
+
   MemberFilters* filters_;
   uint64_t version_;
-  std::shared_ptr<MemberFilter> filter_;
+  bool new_incarnation_;
+  mutable bool resolved_ = false;
+  mutable std::shared_ptr<MemberFilter> filter_;
 };
 
 }  // namespace basalt

@@ -1,8 +1,11 @@
 // Per-family memtable options: the memtable bloom filter exists only on families read by key and
 // not indexed (Basalt's memtable indexes those families' keys instead), at open and after a live
-// CONFIG SET; each index is sized for its family's entries.
+// CONFIG SET; each index is sized for its family's entries. SST files have bloom filters and
+// data-block hash indexes only in the families read by key.
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
+#include <rocksdb/table.h>
+#include <rocksdb/table_properties.h>
 
 #include "keyspace_fixture.h"
 #include "storage/options.h"
@@ -39,6 +42,47 @@ TEST_F(EngineOptionsTest, IndexedMemtablesInsteadOfBloomWhereKeysAreRead) {
     ASSERT_NE(memtables, nullptr) << ColumnFamilyName(cf);
     EXPECT_FALSE(memtables->indexed()) << ColumnFamilyName(cf);
     EXPECT_DOUBLE_EQ(BloomRatio(cf), 0) << ColumnFamilyName(cf);
+  }
+}
+
+TEST_F(EngineOptionsTest, OnlyFamiliesReadByKeyBuildBloomFiltersAndBlockHashIndexes) {
+  Engine* engine = ks_->engine();
+  auto table_options = [&](ColumnFamily cf) {
+    auto factory = engine->db()->GetOptions(engine->cf(cf)).table_factory;
+    return factory->GetOptions<rocksdb::BlockBasedTableOptions>();
+  };
+  for (ColumnFamily cf : kReadByKey) {
+    EXPECT_NE(table_options(cf)->filter_policy, nullptr) << ColumnFamilyName(cf);
+    EXPECT_EQ(table_options(cf)->data_block_index_type,
+              rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash)
+        << ColumnFamilyName(cf);
+  }
+  for (ColumnFamily cf : kScanned) {
+    EXPECT_EQ(table_options(cf)->filter_policy, nullptr) << ColumnFamilyName(cf);
+    EXPECT_EQ(table_options(cf)->data_block_index_type,
+              rocksdb::BlockBasedTableOptions::kDataBlockBinarySearch)
+        << ColumnFamilyName(cf);
+  }
+  // The files flushed say the same.
+  rocksdb::WriteBatch batch;
+  for (int i = 0; i < 1000; i++) {
+    std::string key = "key" + std::to_string(i);
+    ASSERT_TRUE(batch.Put(engine->cf(ColumnFamily::kSubkey), key, "v").ok());
+    ASSERT_TRUE(batch.Put(engine->cf(ColumnFamily::kZsetScore), key, "").ok());
+  }
+  ASSERT_TRUE(engine->db()->Write(rocksdb::WriteOptions(), &batch).ok());
+  for (ColumnFamily cf : {ColumnFamily::kSubkey, ColumnFamily::kZsetScore}) {
+    ASSERT_TRUE(engine->db()->Flush(rocksdb::FlushOptions(), engine->cf(cf)).ok());
+    rocksdb::TablePropertiesCollection files;
+    ASSERT_TRUE(engine->db()->GetPropertiesOfAllTables(engine->cf(cf), &files).ok());
+    ASSERT_FALSE(files.empty()) << ColumnFamilyName(cf);
+    for (const auto& [name, props] : files) {
+      if (cf == ColumnFamily::kSubkey) {
+        EXPECT_GT(props->filter_size, 0u) << name;
+      } else {
+        EXPECT_EQ(props->filter_size, 0u) << name;
+      }
+    }
   }
 }
 
