@@ -20,15 +20,16 @@ size_t MemberFilter::Find(uint32_t fp) const {
   return i;
 }
 
-bool MemberFilter::Add(uint64_t hash) {
+bool MemberFilter::Add(uint64_t hash, size_t max_bytes) {
   const uint32_t fp = Fingerprint(hash);
   if (saturated_) return false;
-  if (count_ >= kMaxMembers) {
-    saturated_ = true;
-    return false;
-  }
   bool grew = false;
   if ((count_ + 1) * 2 > slots_.size()) {
+    if (bytes() + slots_.size() * sizeof(uint32_t) > max_bytes || shift_ <= 1) {
+      saturated_ = true;
+      slots_ = {};
+      return true;
+    }
     Grow();
     grew = true;
   }
@@ -56,6 +57,7 @@ void MemberFilter::Grow() {
 void MemberFilters::SetBudget(size_t budget_bytes) {
   std::lock_guard<std::mutex> lock(mu_);
   budget_ = budget_bytes;
+  max_filter_bytes_.store(budget_bytes / 4, std::memory_order_relaxed);
   DropOverBudget();
 }
 
@@ -88,6 +90,7 @@ void MemberFilters::Resized(uint64_t version, const MemberFilter& filter) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = entries_.find(version);
   if (it == entries_.end() || it->second.filter.get() != &filter) return;  // dropped meanwhile
+  if (filter.saturated()) return Drop(it);
   bytes_ = bytes_ - it->second.bytes + filter.bytes();
   it->second.bytes = filter.bytes();
   DropOverBudget();
@@ -124,7 +127,6 @@ void MemberFilters::DropOverBudget() {
       Drop(it);  // the last version moves into the hand's place, which is looked at next
     }
   }
-  if (entries_.empty()) any_.store(false, std::memory_order_relaxed);
 }
 
 void MemberFilters::Drop(std::unordered_map<uint64_t, Entry>::iterator it) {
@@ -135,6 +137,7 @@ void MemberFilters::Drop(std::unordered_map<uint64_t, Entry>::iterator it) {
   bytes_ -= it->second.bytes;
   dropped_absent_answers_ += it->second.filter->absent_answers();
   entries_.erase(it);
+  if (entries_.empty()) any_.store(false, std::memory_order_relaxed);
 }
 
 MemberFilter* MemberFilterRef::filter() const {
@@ -154,7 +157,9 @@ bool MemberFilterRef::MayHold(std::string_view member) const {
 
 void MemberFilterRef::Note(std::string_view member) {
   MemberFilter* f = filter();
-  if (f != nullptr && f->Add(HashBytes(member))) filters_->Resized(version_, *f);
+  if (f != nullptr && f->Add(HashBytes(member), filters_->max_filter_bytes())) {
+    filters_->Resized(version_, *f);
+  }
 }
 
 }  // namespace basalt

@@ -22,7 +22,7 @@
 // Memory: a member costs 4-8 bytes (a 32-bit fingerprint in an open-addressing table at most half
 // full; two members whose 64-bit hashes share their upper 32 bits look alike, which costs a read).
 // Past the budget, filters are dropped in CLOCK order: one used since the hand last passed it gets
-// another round.
+// another round. A filter that would grow past a quarter of the budget gives up and is dropped.
 #pragma once
 
 #include <atomic>
@@ -39,9 +39,11 @@ namespace basalt {
 class MemberFilter {
  public:
   MemberFilter();
-  // Adds the member with 64-bit hash `hash` (HashBytes). True when the table grew.
-  bool Add(uint64_t hash);
+  // Adds the member with 64-bit hash `hash` (HashBytes). True when the table grew, or would have
+  // grown past `max_bytes` and so gave up: from then on it answers "maybe" for every member.
+  bool Add(uint64_t hash, size_t max_bytes);
   bool MayContain(uint64_t hash) const;
+  bool saturated() const { return saturated_; }
   // A writer learned from the filter that a member is absent (counted for INFO).
   void NoteAbsentAnswer() {
     absent_answers_.store(absent_answers_.load(std::memory_order_relaxed) + 1,
@@ -49,8 +51,6 @@ class MemberFilter {
   }
   uint64_t absent_answers() const { return absent_answers_.load(std::memory_order_relaxed); }
   size_t bytes() const { return sizeof(*this) + slots_.size() * sizeof(uint32_t); }
-  // The most members a filter tells apart; past them it answers "maybe" for every member.
-  static constexpr size_t kMaxMembers = size_t{1} << 28;
 
  private:
   static uint32_t Fingerprint(uint64_t hash) {
@@ -72,15 +72,20 @@ class MemberFilter {
 
 class MemberFilters {
  public:
-  explicit MemberFilters(size_t budget_bytes) : budget_(budget_bytes) {}
+  explicit MemberFilters(size_t budget_bytes) { SetBudget(budget_bytes); }
 
   // 0 drops every filter and starts no new one.
   void SetBudget(size_t budget_bytes);
+  // The most one filter may take: a quarter of the budget. Growing rehashes the whole table
+  // while its collection's writer waits (9 ms at 512k members, 21 ms at 1M), and a filter that
+  // outgrew the budget alone would be dropped at once.
+  size_t max_filter_bytes() const { return max_filter_bytes_.load(std::memory_order_relaxed); }
   // A new, empty filter for the new incarnation `version` (nullptr when the budget is 0).
   std::shared_ptr<MemberFilter> Start(uint64_t version);
   // The filter of `version`, or nullptr.
   std::shared_ptr<MemberFilter> Find(uint64_t version);
   // `version`'s filter (`filter`) has grown: accounts for it, dropping filters past the budget.
+  // A filter that gave up growing is dropped.
   void Resized(uint64_t version, const MemberFilter& filter);
   // Members were written without the writers: no filter can be trusted.
   void Clear();
@@ -104,7 +109,8 @@ class MemberFilters {
   void Drop(std::unordered_map<uint64_t, Entry>::iterator it);
 
   mutable std::mutex mu_;
-  size_t budget_;
+  size_t budget_ = 0;
+  std::atomic<size_t> max_filter_bytes_{0};
   size_t bytes_ = 0;
   std::unordered_map<uint64_t, Entry> entries_;
   std::vector<uint64_t> clock_;  // the versions of entries_, in no particular order

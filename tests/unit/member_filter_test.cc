@@ -21,7 +21,7 @@ TEST(MemberFilterTest, HoldsEveryMemberAddedThroughGrowthAndRulesOutMostOthers) 
     // Some hashes share their upper bits with others, which the fingerprint keeps.
     uint64_t hash = i % 5 == 0 ? (rng() & 0xffffffff00000000ull) | i : rng();
     added.push_back(hash);
-    if (filter.Add(hash)) grew++;
+    if (filter.Add(hash, SIZE_MAX)) grew++;
   }
   EXPECT_GE(grew, 10u);  // from 16 slots to at least 400000
   for (uint64_t hash : added) ASSERT_TRUE(filter.MayContain(hash)) << hash;
@@ -36,8 +36,22 @@ TEST(MemberFilterTest, AnEmptyFilterRulesOutEverything) {
   MemberFilter filter;
   EXPECT_FALSE(filter.MayContain(HashBytes("a")));
   EXPECT_FALSE(filter.MayContain(0));  // the fingerprint of 0 is not the empty slot's mark
-  filter.Add(0);
+  filter.Add(0, SIZE_MAX);
   EXPECT_TRUE(filter.MayContain(0));
+}
+
+TEST(MemberFilterTest, AFilterThatWouldGrowPastItsLimitAnswersMaybeForEverything) {
+  MemberFilter filter;
+  const size_t limit = filter.bytes() + 16 * sizeof(uint32_t);  // room to double once
+  int grew = 0;
+  for (uint64_t i = 1; i <= 16; i++) grew += filter.Add(i << 40, limit) ? 1 : 0;
+  EXPECT_EQ(grew, 1);
+  EXPECT_FALSE(filter.saturated());
+  EXPECT_FALSE(filter.MayContain(uint64_t{999} << 40));
+  EXPECT_TRUE(filter.Add(uint64_t{17} << 40, limit));  // a second doubling: it gives up
+  EXPECT_TRUE(filter.saturated());
+  EXPECT_TRUE(filter.MayContain(uint64_t{999} << 40));
+  EXPECT_FALSE(filter.Add(uint64_t{18} << 40, limit));
 }
 
 TEST(MemberFiltersTest, AFilterIsBornWithItsIncarnationAndFoundByVersion) {
@@ -84,11 +98,13 @@ TEST(MemberFiltersTest, GrowthPastTheBudgetDropsFiltersNotUsedSinceTheHandPassed
   for (uint64_t v = 2; v <= 4; v++) gone += filters.Find(v) == nullptr ? 1 : 0;
   EXPECT_EQ(gone, 1);
 
-  // A filter that outgrows the budget by itself is dropped; its writer may go on using it.
+  // A filter that would outgrow a quarter of the budget gives up and is dropped; its writer may
+  // go on using it, and it then answers "maybe".
   MemberFilterRef big(filters, 6, true);
   for (int i = 0; i < 1000; i++) big.Note(std::to_string(i));
   EXPECT_EQ(filters.Find(6), nullptr);
   EXPECT_TRUE(big.MayHold("999"));
+  EXPECT_TRUE(big.MayHold("never written"));
   EXPECT_LE(filters.stats().bytes, one * 4 + one / 2);
 }
 
