@@ -1,5 +1,9 @@
 #include "types/member_filter.h"
 
+#include <algorithm>
+#include <new>
+#include <utility>
+
 #include "common/hash.h"
 
 namespace basalt {
@@ -10,47 +14,66 @@ constexpr int kInitialSlotsLog2 = 4;
 
 }  // namespace
 
-MemberFilter::MemberFilter()
-    : slots_(size_t{1} << kInitialSlotsLog2, 0), shift_(32 - kInitialSlotsLog2) {}
+MemberFilter::Table::Table(size_t size)
+    : slots_(static_cast<uint32_t*>(std::calloc(size, sizeof(uint32_t)))), size_(size) {
+  if (slots_ == nullptr) throw std::bad_alloc();
+}
 
-size_t MemberFilter::Find(uint32_t fp) const {
-  const size_t mask = slots_.size() - 1;
-  size_t i = fp >> shift_;
-  while (slots_[i] != 0 && slots_[i] != fp) i = (i + 1) & mask;
+MemberFilter::MemberFilter()
+    : slots_(size_t{1} << kInitialSlotsLog2), shift_(32 - kInitialSlotsLog2) {}
+
+size_t MemberFilter::Find(const Table& table, int shift, uint32_t fp) {
+  const size_t mask = table.size() - 1;
+  size_t i = fp >> shift;
+  while (table[i] != 0 && table[i] != fp) i = (i + 1) & mask;
   return i;
 }
 
 bool MemberFilter::Add(uint64_t hash, size_t max_bytes) {
   const uint32_t fp = Fingerprint(hash);
   if (saturated_) return false;
-  bool grew = false;
+  bool resized = false;
+  if (!old_.empty()) {
+    MoveSome(kMovesPerAdd);
+    resized = old_.empty();
+  }
   if ((count_ + 1) * 2 > slots_.size()) {
-    if (bytes() + slots_.size() * sizeof(uint32_t) > max_bytes || shift_ <= 1) {
+    MoveSome(old_.size());  // never two old tables
+    if (bytes() + 2 * slots_.size() * sizeof(uint32_t) > max_bytes || shift_ <= 1) {
       saturated_ = true;
       slots_ = {};
+      old_ = {};
       return true;
     }
-    Grow();
-    grew = true;
+    old_ = std::exchange(slots_, Table(slots_.size() * 2));
+    moved_ = 0;
+    shift_--;
+    resized = true;
   }
-  uint32_t& slot = slots_[Find(fp)];
+  uint32_t& slot = slots_[Find(slots_, shift_, fp)];
   if (slot == 0) {
-    slot = fp;
+    slot = fp;  // possibly also still in old_, which is harmless
     count_++;
   }
-  return grew;
+  return resized;
 }
 
 bool MemberFilter::MayContain(uint64_t hash) const {
-  return saturated_ || slots_[Find(Fingerprint(hash))] != 0;
+  if (saturated_) return true;
+  const uint32_t fp = Fingerprint(hash);
+  if (slots_[Find(slots_, shift_, fp)] != 0) return true;
+  return !old_.empty() && old_[Find(old_, shift_ + 1, fp)] != 0;
 }
 
-void MemberFilter::Grow() {
-  std::vector<uint32_t> old(slots_.size() * 2, 0);
-  old.swap(slots_);
-  shift_--;
-  for (uint32_t fp : old) {
-    if (fp != 0) slots_[Find(fp)] = fp;
+void MemberFilter::MoveSome(size_t slots) {
+  const size_t end = std::min(old_.size(), moved_ + slots);
+  for (; moved_ < end; moved_++) {
+    const uint32_t fp = old_[moved_];
+    if (fp != 0) slots_[Find(slots_, shift_, fp)] = fp;
+  }
+  if (moved_ == old_.size()) {
+    old_ = {};
+    moved_ = 0;
   }
 }
 

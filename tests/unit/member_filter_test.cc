@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -42,16 +43,35 @@ TEST(MemberFilterTest, AnEmptyFilterRulesOutEverything) {
 
 TEST(MemberFilterTest, AFilterThatWouldGrowPastItsLimitAnswersMaybeForEverything) {
   MemberFilter filter;
-  const size_t limit = filter.bytes() + 16 * sizeof(uint32_t);  // room to double once
-  int grew = 0;
-  for (uint64_t i = 1; i <= 16; i++) grew += filter.Add(i << 40, limit) ? 1 : 0;
-  EXPECT_EQ(grew, 1);
+  // Room for one doubling: the 32-slot table beside the 16-slot one while its entries move.
+  const size_t limit = filter.bytes() + 32 * sizeof(uint32_t);
+  for (uint64_t i = 1; i <= 16; i++) filter.Add(i << 40, limit);
   EXPECT_FALSE(filter.saturated());
   EXPECT_FALSE(filter.MayContain(uint64_t{999} << 40));
   EXPECT_TRUE(filter.Add(uint64_t{17} << 40, limit));  // a second doubling: it gives up
   EXPECT_TRUE(filter.saturated());
   EXPECT_TRUE(filter.MayContain(uint64_t{999} << 40));
   EXPECT_FALSE(filter.Add(uint64_t{18} << 40, limit));
+}
+
+TEST(MemberFilterTest, MembersAreFoundWhileTheTableBeforeADoublingIsMovedBitByBit) {
+  MemberFilter filter;
+  std::mt19937_64 rng(3);
+  std::vector<uint64_t> added;
+  size_t peak = 0;
+  for (int i = 0; i < 6000; i++) {
+    added.push_back(rng());
+    filter.Add(added.back(), SIZE_MAX);
+    peak = std::max(peak, filter.bytes());
+    // After every add, whether or not a move is under way, every member added is there.
+    if (i % 97 == 0 || (i > 4090 && i < 4200)) {
+      for (uint64_t hash : added) ASSERT_TRUE(filter.MayContain(hash)) << i;
+    }
+  }
+  // 6000 members sit in 16384 slots. The doubling came at the 4097th; the 8192-slot table was
+  // let go 1024 adds later, once its entries had moved.
+  EXPECT_EQ(filter.bytes(), MemberFilter().bytes() + (16384 - 16) * sizeof(uint32_t));
+  EXPECT_EQ(peak, MemberFilter().bytes() + (16384 + 8192 - 16) * sizeof(uint32_t));
 }
 
 TEST(MemberFiltersTest, AFilterIsBornWithItsIncarnationAndFoundByVersion) {
