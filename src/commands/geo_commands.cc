@@ -80,7 +80,7 @@ void ReplyDistance(CommandContext& c, double d) {
 bool MemberScore(CommandContext& c, const KeyState& state, std::string_view key,
                  std::string_view member, double* score, Status* error) {
   *error = Status::OK();
-  if (!state.live()) return false;
+  if (!state.live() || !MemberFilterOf(c.ctx, state.meta.version).MayHold(member)) return false;
   Status s = GetScore(c.ctx, c.db(), key, state.meta.version, member, score);
   if (s.ok()) return true;
   if (!s.IsNotFound()) *error = s;

@@ -27,7 +27,7 @@ std::optional<KeyState> LookupHash(CommandContext& c, std::string_view key) {
 bool ReadField(CommandContext& c, std::string_view key, const KeyState& state,
                std::string_view field, std::string* value, bool* found) {
   *found = false;
-  if (!state.live()) return true;
+  if (!state.live() || !MemberFilterOf(c.ctx, state.meta.version).MayHold(field)) return true;
   Status s = GetFieldValue(c.ctx, c.db(), key, state.meta.version, field, value);
   if (s.IsNotFound()) return true;
   if (ReplyIfError(c, s)) return false;
@@ -39,7 +39,7 @@ bool ReadField(CommandContext& c, std::string_view key, const KeyState& state,
 bool ReadFieldEntry(CommandContext& c, std::string_view key, const KeyState& state,
                     std::string_view field, FieldEntry* entry, bool* found) {
   *found = false;
-  if (!state.live()) return true;
+  if (!state.live() || !MemberFilterOf(c.ctx, state.meta.version).MayHold(field)) return true;
   std::string stored;
   Status s = GetFieldEntry(c.ctx, c.db(), key, state.meta.version, field, &stored);
   if (s.IsNotFound()) return true;

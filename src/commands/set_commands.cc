@@ -79,9 +79,11 @@ void SIsMemberGeneric(CommandContext& c, bool multi) {
   auto state = LookupSet(c, c.arg(1));
   if (!state) return;
   std::vector<int64_t> found;
+  MemberFilterRef filter = MemberFilterOf(c.ctx, state->meta.version);
   for (size_t i = 2; i < c.argc(); i++) {
     Status s;
-    bool in = state->live() && HasMember(c, c.arg(1), state->meta.version, c.arg(i), &s);
+    bool in = state->live() && filter.MayHold(c.arg(i)) &&
+              HasMember(c, c.arg(1), state->meta.version, c.arg(i), &s);
     if (ReplyIfError(c, s)) return;
     found.push_back(in ? 1 : 0);
   }
@@ -188,10 +190,12 @@ void SMoveCommand(CommandContext& c) {
   if (src->meta.type != kSet || (dst->live() && dst->meta.type != kSet))
     return c.reply.Error(kWrongTypeError);
   Status s;
-  bool in_src = HasMember(c, src_key, src->meta.version, member, &s);
+  bool in_src = MemberFilterOf(c.ctx, src->meta.version).MayHold(member) &&
+                HasMember(c, src_key, src->meta.version, member, &s);
   if (ReplyIfError(c, s)) return;
   if (!in_src || src_key == dst_key) return c.reply.Integer(in_src ? 1 : 0);
-  bool in_dst = dst->live() && HasMember(c, dst_key, dst->meta.version, member, &s);
+  bool in_dst = dst->live() && MemberFilterOf(c.ctx, dst->meta.version).MayHold(member) &&
+                HasMember(c, dst_key, dst->meta.version, member, &s);
   if (ReplyIfError(c, s)) return;
   CollectionWriter from(c.ctx, c.db(), src_key, *src, kSet);
   from.Remove(member);
@@ -218,13 +222,15 @@ std::optional<std::vector<KeyState>> LookupSources(CommandContext& c, size_t fir
 }
 
 // Whether `member` is in every (kInter) or in none (kDiff) of sources[1..]; `skip` excluded.
+// `filters` are the sources' member filters.
 StatusOr<bool> CheckOthers(CommandContext& c, size_t first, const std::vector<KeyState>& states,
-                           size_t skip, const std::string& member, bool want_all) {
+                           const std::vector<MemberFilterRef>& filters, size_t skip,
+                           const std::string& member, bool want_all) {
   for (size_t j = 0; j < states.size(); j++) {
     if (j == skip) continue;
     Status s;
-    bool in =
-        states[j].live() && HasMember(c, c.arg(first + j), states[j].meta.version, member, &s);
+    bool in = states[j].live() && filters[j].MayHold(member) &&
+              HasMember(c, c.arg(first + j), states[j].meta.version, member, &s);
     if (!s.ok()) return s;
     if (in != want_all) return false;
   }
@@ -270,11 +276,13 @@ StatusOr<std::vector<std::string>> Compute(CommandContext& c, SetOp op,
     }
     if (op == SetOp::kInter && states[j].meta.size < states[base].meta.size) base = j;
   }
+  std::vector<MemberFilterRef> filters;
+  for (const KeyState& state : states) filters.push_back(MemberFilterOf(c.ctx, state.meta.version));
   MemberIterator it(c.ctx, ColumnFamily::kSubkey, c.db(), c.arg(first + base),
                     states[base].meta.version);
   for (it.Seek(); it.Valid(); it.Next()) {
     std::string member(it.member());
-    auto keep = CheckOthers(c, first, states, base, member, op == SetOp::kInter);
+    auto keep = CheckOthers(c, first, states, filters, base, member, op == SetOp::kInter);
     if (!keep.ok()) return keep.status();
     if (!*keep) continue;
     if (!within_budget(member.size())) return out;

@@ -245,7 +245,9 @@ void ZcardCommand(CommandContext& c) {
 void ZscoreCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
-  if (!state->live()) return c.reply.Null();
+  if (!state->live() || !MemberFilterOf(c.ctx, state->meta.version).MayHold(c.arg(2))) {
+    return c.reply.Null();
+  }
   double score;
   Status s = GetScore(c.ctx, c.db(), c.arg(1), state->meta.version, c.arg(2), &score);
   if (s.IsNotFound()) return c.reply.Null();
@@ -257,9 +259,10 @@ void ZmscoreCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
   std::vector<std::optional<double>> scores;
+  MemberFilterRef filter = MemberFilterOf(c.ctx, state->meta.version);
   for (size_t i = 2; i < c.argc(); i++) {
     double score;
-    if (!state->live()) {
+    if (!state->live() || !filter.MayHold(c.arg(i))) {
       scores.emplace_back();
       continue;
     }
@@ -278,7 +281,9 @@ void ZmscoreCommand(CommandContext& c) {
 void RankCommand(CommandContext& c, bool reverse) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
-  if (!state->live()) return c.reply.Null();
+  if (!state->live() || !MemberFilterOf(c.ctx, state->meta.version).MayHold(c.arg(2))) {
+    return c.reply.Null();
+  }
   double score;
   Status s = GetScore(c.ctx, c.db(), c.arg(1), state->meta.version, c.arg(2), &score);
   if (s.IsNotFound()) return c.reply.Null();

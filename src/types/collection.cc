@@ -12,6 +12,10 @@ Metadata NewCollection(RedisType type) {
   return meta;
 }
 
+MemberFilterRef MemberFilterOf(Context& ctx, uint64_t version) {
+  return MemberFilterRef(ctx.keyspace()->member_filters(), version, false);
+}
+
 StatusOr<KeyState> LookupCollection(Context& ctx, int db, std::string_view key, RedisType type) {
   auto state = ctx.Lookup(db, key);
   if (!state.ok()) return state;

@@ -29,6 +29,10 @@ Metadata NewCollection(RedisType type);
 //   - a Status carrying the WRONGTYPE error when the key holds another type.
 StatusOr<KeyState> LookupCollection(Context& ctx, int db, std::string_view key, RedisType type);
 
+// The member filter of the incarnation `version` of a hash, set or sorted set, for a command that
+// holds the key's lock (types/member_filter.h): a member it rules out needs no read.
+MemberFilterRef MemberFilterOf(Context& ctx, uint64_t version);
+
 // db | len | key | version | member, the key of one member in `subkey` or `zset_score`.
 std::string MemberKey(Context& ctx, int db, std::string_view key, uint64_t version,
                       std::string_view member);

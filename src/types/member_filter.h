@@ -1,6 +1,7 @@
 // MemberFilters: for each hash, set and sorted set this server started, a filter of every member
-// ever written into it, so that a write naming a member the collection never held (HSET of a new
-// field, SADD or ZADD of a new member) knows it is new without reading the database.
+// ever written into it, so that a command naming a member the collection never held knows it is
+// absent without reading the database: a write adding it (HSET of a new field, SADD or ZADD of a
+// new member), or a read looking for it (HGET, SISMEMBER, ZSCORE, an intersection's lookups).
 //
 // That existence read is a point lookup through the memtable and, per candidate SST file,
 // RocksDB's row cache, bloom filter and index: over a third of a pipelined HSET's CPU into a large
@@ -47,7 +48,7 @@ class MemberFilter {
   bool Add(uint64_t hash, size_t max_bytes);
   bool MayContain(uint64_t hash) const;
   bool saturated() const { return saturated_; }
-  // A writer learned from the filter that a member is absent (counted for INFO).
+  // A command learned from the filter that a member is absent (counted for INFO).
   void NoteAbsentAnswer() {
     absent_answers_.store(absent_answers_.load(std::memory_order_relaxed) + 1,
                           std::memory_order_relaxed);
@@ -103,7 +104,8 @@ class MemberFilter {
   size_t count_ = 0;
   int shift_;  // 32 - log2(slots_.size())
   bool saturated_ = false;
-  // Written by one lock holder at a time, read by INFO at any time.
+  // Counted by the lock holders (readers hold the lock shared, and two of them may lose a count),
+  // read by INFO at any time.
   std::atomic<uint64_t> absent_answers_{0};
 };
 

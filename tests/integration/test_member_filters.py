@@ -106,3 +106,30 @@ def test_concurrent_writers_of_one_hash_count_each_new_field_once(server, r):
     run_clients(server, 4, 400, write)
     assert sum(added) == r.hlen("h")
     assert r.hlen("h") == len({(i * 7 + t * 3) % 500 for t in range(4) for i in range(400)})
+
+
+def test_reads_of_members_never_written_are_answered_by_the_filter(r):
+    r.hset("h", mapping={"f%d" % i: "v%d" % i for i in range(100)})
+    r.sadd("s", *["m%d" % i for i in range(100)])
+    r.sadd("small", "m5", "nope", "m7")
+    r.zadd("z", {"m%d" % i: i for i in range(100)})
+    before = absent_answers(r)
+    assert r.hget("h", "nope") is None and r.hexists("h", "nope") is False
+    assert r.hmget("h", "f1", "nope") == ["v1", None] and r.hstrlen("h", "nope") == 0
+    assert r.sismember("s", "nope") == 0
+    assert r.smismember("s", ["m1", "nope"]) == [1, 0]
+    assert r.zscore("z", "nope") is None and r.zmscore("z", ["m2", "nope"]) == [2.0, None]
+    assert r.zrank("z", "nope") is None and r.zrevrank("z", "nope") is None
+    # The intersection walks the smaller set and looks its members up in the larger one.
+    assert sorted(r.sinter("small", "s")) == ["m5", "m7"]
+    assert r.smove("s", "small", "nope") is False
+    assert absent_answers(r) - before == 12
+    # Present members are still read, removed ones are gone, and a member written earlier in
+    # the same transaction is found.
+    assert r.hget("h", "f99") == "v99" and r.sismember("s", "m99") and r.zscore("z", "m99") == 99
+    r.hdel("h", "f99")
+    assert r.hget("h", "f99") is None
+    p = r.pipeline(transaction=True)
+    p.sadd("s", "fresh").sismember("s", "fresh").hset("h", "fresh", "1").hget("h", "fresh")
+    p.zadd("z", {"fresh": 7}).zscore("z", "fresh")
+    assert p.execute() == [1, 1, 1, "1", 1, 7.0]
