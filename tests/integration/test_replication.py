@@ -469,8 +469,8 @@ def test_new_members_after_failing_over_and_back_count_what_the_other_side_added
                                                                                 target):
     """Basalt knows a member is new without reading when the collection's member filter has never
     seen it. Members that arrive by replication pass no filter: A starts a hash, a set and a
-    sorted set, B takes over and adds members, A follows B and takes over again; A must find
-    B's members present."""
+    sorted set, B takes over and adds members, A follows B and takes over again; A's reads and
+    writes must find B's members present."""
     a = start_server(master_args(target), name="a")
     b = start_server(replica_args(target, a), name="b")
     ca, cb = a.client(), b.client()
@@ -487,6 +487,8 @@ def test_new_members_after_failing_over_and_back_count_what_the_other_side_added
     wait_link_up(a)
     wait_synced(b, a)
     assert ca.execute_command("REPLICAOF", "NO", "ONE") == "OK"
+    assert ca.hget("h", "from-b") == "1" and ca.sismember("s", "from-b")
+    assert ca.zscore("z", "from-b") == 2
     assert ca.hset("h", "from-b", "2") == 0 and ca.hlen("h") == 2
     assert ca.sadd("s", "from-b") == 0 and ca.scard("s") == 2
     assert ca.zadd("z", {"from-b": 3}) == 0 and ca.zcard("z") == 2

@@ -19,7 +19,7 @@ TEST(MemberFilterTest, HoldsEveryMemberAddedThroughGrowthAndRulesOutMostOthers) 
   std::vector<uint64_t> added;
   size_t grew = 0;
   for (int i = 0; i < 200000; i++) {
-    // Some hashes share their upper bits with others, which the fingerprint keeps.
+    // Some hashes have a small counter for their lower half: the fingerprint is the upper half.
     uint64_t hash = i % 5 == 0 ? (rng() & 0xffffffff00000000ull) | i : rng();
     added.push_back(hash);
     if (filter.Add(hash, SIZE_MAX)) grew++;
