@@ -23,11 +23,13 @@ std::optional<KeyState> LookupHash(CommandContext& c, std::string_view key) {
 }
 
 // One field's value in a live or absent hash: false after replying an I/O error; *found says
-// whether the field exists.
+// whether the field exists. `filter` is the hash's member filter (one per command, however many
+// fields it reads).
 bool ReadField(CommandContext& c, std::string_view key, const KeyState& state,
-               std::string_view field, std::string* value, bool* found) {
+               const MemberFilterRef& filter, std::string_view field, std::string* value,
+               bool* found) {
   *found = false;
-  if (!state.live() || !MemberFilterOf(c.ctx, state.meta.version).MayHold(field)) return true;
+  if (!state.live() || !filter.MayHold(field)) return true;
   Status s = GetFieldValue(c.ctx, c.db(), key, state.meta.version, field, value);
   if (s.IsNotFound()) return true;
   if (ReplyIfError(c, s)) return false;
@@ -116,7 +118,10 @@ void HGetCommand(CommandContext& c) {
   if (!state) return;
   std::string value;
   bool found;
-  if (!ReadField(c, c.arg(1), *state, c.arg(2), &value, &found)) return;
+  if (!ReadField(c, c.arg(1), *state, MemberFilterOf(c.ctx, state->meta.version), c.arg(2), &value,
+                 &found)) {
+    return;
+  }
   CountHit(c, state->live());
   if (!found) return c.reply.Null();
   c.reply.Bulk(value);
@@ -127,10 +132,11 @@ void HMGetCommand(CommandContext& c) {
   if (!state) return;
   CountHit(c, state->live());
   std::vector<std::optional<std::string>> values;
+  MemberFilterRef filter = MemberFilterOf(c.ctx, state->meta.version);
   for (size_t i = 2; i < c.argc(); i++) {
     std::string value;
     bool found;
-    if (!ReadField(c, c.arg(1), *state, c.arg(i), &value, &found)) return;
+    if (!ReadField(c, c.arg(1), *state, filter, c.arg(i), &value, &found)) return;
     values.push_back(found ? std::optional<std::string>(std::move(value)) : std::nullopt);
   }
   c.reply.Array(values.size());
