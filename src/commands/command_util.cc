@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "types/collection.h"
+#include "types/zset.h"
 
 namespace basalt {
 
@@ -145,6 +146,12 @@ void ScanMembersCommand(CommandContext& c, RedisType type, const ScanEmitter& em
       break;
     }
     if (!opts.Matches(it.member())) continue;
+    if (type == RedisType::kZset) {
+      StatusOr<bool> live =
+          ZsetMemberLive(c.ctx, c.db(), c.arg(1), state->meta, it.member(), it.value());
+      if (ReplyIfError(c, live.status())) return;
+      if (!*live) continue;
+    }
     if (ReplyIfError(c, emit(state->meta, it.member(), it.value(), &out))) return;
   }
   if (ReplyIfError(c, it.status())) return;

@@ -81,7 +81,7 @@ bool MemberScore(CommandContext& c, const KeyState& state, std::string_view key,
                  std::string_view member, double* score, Status* error) {
   *error = Status::OK();
   if (!state.live() || !MemberFilterOf(c.ctx, state.meta.version).MayHold(member)) return false;
-  Status s = GetScore(c.ctx, c.db(), key, state.meta.version, member, score);
+  Status s = GetScore(c.ctx, c.db(), key, state.meta, member, score);
   if (s.ok()) return true;
   if (!s.IsNotFound()) *error = s;
   return false;

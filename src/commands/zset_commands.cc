@@ -38,8 +38,7 @@ std::optional<std::vector<ScoredMember>> PopMembers(CommandContext& c, const std
   auto items = PopCandidates(c.ctx, c.db(), key, state.meta, n, max);
   if (ReplyIfError(c, items.status())) return std::nullopt;
   ZsetWriter w(c.ctx, c.db(), key, state);
-  for (const auto& item : *items) w.Remove(item.member, item.score);
-  if (!items->empty()) w.PoppedThrough(items->back().member, items->back().score, max);
+  w.Pop(*items, max);
   w.Finish();
   return std::move(*items);
 }
@@ -249,7 +248,7 @@ void ZscoreCommand(CommandContext& c) {
     return c.reply.Null();
   }
   double score;
-  Status s = GetScore(c.ctx, c.db(), c.arg(1), state->meta.version, c.arg(2), &score);
+  Status s = GetScore(c.ctx, c.db(), c.arg(1), state->meta, c.arg(2), &score);
   if (s.IsNotFound()) return c.reply.Null();
   if (ReplyIfError(c, s)) return;
   c.reply.Double(score);
@@ -266,7 +265,7 @@ void ZmscoreCommand(CommandContext& c) {
       scores.emplace_back();
       continue;
     }
-    Status s = GetScore(c.ctx, c.db(), c.arg(1), state->meta.version, c.arg(i), &score);
+    Status s = GetScore(c.ctx, c.db(), c.arg(1), state->meta, c.arg(i), &score);
     if (s.IsNotFound()) {
       scores.emplace_back();
       continue;
@@ -285,7 +284,7 @@ void RankCommand(CommandContext& c, bool reverse) {
     return c.reply.Null();
   }
   double score;
-  Status s = GetScore(c.ctx, c.db(), c.arg(1), state->meta.version, c.arg(2), &score);
+  Status s = GetScore(c.ctx, c.db(), c.arg(1), state->meta, c.arg(2), &score);
   if (s.IsNotFound()) return c.reply.Null();
   if (ReplyIfError(c, s)) return;
   auto rank = MemberRank(c.ctx, c.db(), c.arg(1), state->meta, c.arg(2), score);

@@ -125,7 +125,14 @@ double ScoreOf(const Input& in, std::string_view value) {
 Status VisitInput(CommandContext& c, const Input& in,
                   const std::function<bool(std::string_view member, double score)>& visit) {
   MemberIterator it(c.ctx, ColumnFamily::kSubkey, c.db(), c.arg(in.arg), in.state.meta.version);
+  const bool zset = in.state.meta.type == RedisType::kZset;
   for (it.Seek(); it.Valid(); it.Next()) {
+    if (zset) {
+      StatusOr<bool> live =
+          ZsetMemberLive(c.ctx, c.db(), c.arg(in.arg), in.state.meta, it.member(), it.value());
+      if (!live.ok()) return live.status();
+      if (!*live) continue;
+    }
     if (!visit(it.member(), ScoreOf(in, it.value()))) break;
   }
   return it.status();
@@ -134,6 +141,8 @@ Status VisitInput(CommandContext& c, const Input& in,
 // The score of `member` in `in`; NotFound when it is not there.
 Status FindInInput(CommandContext& c, const Input& in, std::string_view member, double* score) {
   if (!in.state.live()) return Status::NotFound();
+  if (in.state.meta.type == RedisType::kZset)
+    return GetScore(c.ctx, c.db(), c.arg(in.arg), in.state.meta, member, score);
   std::string value;
   Status s = GetMember(c.ctx, c.db(), c.arg(in.arg), in.state.meta.version, member, &value);
   if (s.ok()) *score = ScoreOf(in, value);

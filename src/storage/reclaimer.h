@@ -5,8 +5,9 @@
 // members under a version nobody reads (types/metadata.h); they stay in their files until a
 // compaction happens to reach them. RocksDB's own triggers never pick those files for that
 // reason: nothing was written over their keys, so no tombstone counts against them, and no later
-// write overlaps them either (a queue's indexes only grow; a version is never reused). A list
-// whose end moved far, or a large collection's ended incarnation, notes its dead range here; a
+// write overlaps them either (a queue's indexes only grow; a version is never reused; a sorted
+// set's pops delete only its score entries). A list whose end moved far, a large collection's
+// ended incarnation, or a large sorted set halved by pops notes its dead range here; a
 // pass compacts each file that lies in a noted range or has nine tenths of its bytes there: in
 // place in levels 1 and up, into the base level from level 0 (where a drained queue's files stay
 // once writes stop).

@@ -1,6 +1,7 @@
 #include "types/collection.h"
 
 #include "common/coding.h"
+#include "types/zset.h"
 
 namespace basalt {
 
@@ -122,7 +123,14 @@ StatusOr<Metadata> CopyMembers(Context& ctx, int src_db, std::string_view src_ke
     }
     // Collect first: writing into the batch while iterating over it is not allowed.
     std::vector<std::pair<std::string, std::string>> entries;
+    // So are a sorted set's popped members that kept their `subkey` entries (types/zset.h).
+    const bool zset_members = meta.type == RedisType::kZset && cf == ColumnFamily::kSubkey;
     for (it.Seek(first); it.Valid() && (end.empty() || it.member() < end); it.Next()) {
+      if (zset_members) {
+        StatusOr<bool> live = ZsetMemberLive(ctx, src_db, src_key, meta, it.member(), it.value());
+        if (!live.ok()) return live.status();
+        if (!*live) continue;
+      }
       entries.emplace_back(it.member(), it.value());
     }
     Status s = it.status();

@@ -1,11 +1,13 @@
 #include "types/compaction.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
 #include "common/clock.h"
 #include "common/coding.h"
 #include "types/metadata.h"
+#include "types/zset.h"
 
 namespace basalt {
 
@@ -62,9 +64,9 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
  public:
   explicit SubkeyFilter(Engine* engine) : engine_(engine) {}
 
-  bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice&, std::string*,
+  bool Filter(int, const rocksdb::Slice& key, const rocksdb::Slice& value, std::string*,
               bool*) const override {
-    return Stale(key);
+    return Stale(key, std::string_view(value.data(), value.size()));
   }
 
   // The decision needs only the key, so an entry whose value is in a blob file is judged
@@ -72,19 +74,21 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
   // compaction passes, to call Filter with it).
   Decision FilterBlobByKey(int, const rocksdb::Slice& key, std::string*,
                            std::string*) const override {
-    return Stale(key) ? Decision::kRemove : Decision::kKeep;
+    return Stale(key, std::nullopt) ? Decision::kRemove : Decision::kKeep;
   }
 
   const char* Name() const override { return "basalt.SubkeyFilter"; }
 
  private:
   // What a compaction needs of a collection's metadata: its live incarnation's version (0:
-  // none), and for a list the indexes its elements occupy.
+  // none), for a list the indexes its elements occupy, and for a sorted set popped from its
+  // whole metadata (the ends' marks, lists and reaches).
   struct Alive {
     uint64_t version = 0;
     bool list = false;
     uint64_t list_head = 0;
     uint64_t list_tail = 0;
+    std::optional<Metadata> popped_zset;
     bool stored = false;  // read from RocksDB itself rather than the metadata cache
   };
 
@@ -92,8 +96,9 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
   // overwritten: the metadata's version differs), or is a list element outside [head, tail): a
   // pop only moves the list's ends (types/list.h). An index outside the range, once, stays dead
   // for good, since whatever makes it live again writes the element anew; so metadata read at
-  // any time after the entry was written may decide it.
-  bool Stale(const rocksdb::Slice& key) const {
+  // any time after the entry was written may decide it. The same holds for a sorted set's
+  // member the metadata says was popped, judged by its `value` (its score) when there is one.
+  bool Stale(const rocksdb::Slice& key, std::optional<std::string_view> value) const {
     std::string_view in(key.data(), key.size());
     uint8_t db;
     std::string_view user_key;
@@ -105,12 +110,12 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
     if (!IsCached(db, user_key) && !Learn(MetadataKey(db, user_key), false)) {
       return false;  // unsure: keep
     }
-    if (!DeadBy(cached_, version, in)) return false;
+    if (!DeadBy(cached_, version, in, value)) return false;
     if (cached_.stored) return true;
     // The metadata cache may not yet have applied a write that RocksDB has published (a new
     // incarnation, or a push to a list, whose entries could be here if its writer was held up
     // long enough): a removal is decided on what RocksDB itself holds.
-    return Learn(cached_key_, true) && DeadBy(cached_, version, in);
+    return Learn(cached_key_, true) && DeadBy(cached_, version, in, value);
   }
 
   // Whether cached_ holds the metadata of `user_key` in `db`.
@@ -136,15 +141,25 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
       cached_.list = meta.type == RedisType::kList;
       cached_.list_head = meta.list_head;
       cached_.list_tail = meta.list_tail;
+      if (meta.type == RedisType::kZset &&
+          (!meta.zset_low.mark.empty() || !meta.zset_high.mark.empty())) {
+        cached_.popped_zset = std::move(meta);
+      }
     }
     cached_key_ = std::move(meta_key);
     return true;
   }
 
   // Whether metadata `alive` rules out the entry of incarnation `version` whose key ends in
-  // `member`.
-  static bool DeadBy(const Alive& alive, uint64_t version, std::string_view member) {
+  // `member` (and, for a sorted set's member, holds `value`).
+  static bool DeadBy(const Alive& alive, uint64_t version, std::string_view member,
+                     std::optional<std::string_view> value) {
     if (alive.version != version) return true;
+    // Only a sorted set's `subkey` entries hold a score (its `zset_score` entries hold nothing).
+    if (alive.popped_zset.has_value() && value.has_value() && value->size() == kScoreBytes) {
+      std::string entry = std::string(*value) + std::string(member);
+      return JudgeZsetSubkeyEntry(*alive.popped_zset, entry) == ZsetSubkeyEntry::kDead;
+    }
     if (!alive.list) return false;
     uint64_t index;
     if (member.size() != 8 || !GetFixed64(&member, &index)) return false;

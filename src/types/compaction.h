@@ -25,8 +25,9 @@ std::shared_ptr<rocksdb::CompactionFilterFactory> NewMetadataFilterFactory();
 bool MetadataExpiredNow(std::string_view value);
 
 // Drops subkey/zset_score entries whose collection no longer exists, has expired, or has a
-// different version (the collection was deleted or re-created), and list elements outside their
-// list's [head, tail) (popped or trimmed: types/list.h). Looks metadata up through the
+// different version (the collection was deleted or re-created), list elements outside their
+// list's [head, tail) (popped or trimmed: types/list.h), and the `subkey` entries of sorted-set
+// members that the set's pop marks say were popped (types/zset.h). Looks metadata up through the
 // engine, which is attached once the database is open.
 class SubkeyFilterFactory : public rocksdb::CompactionFilterFactory {
  public:

@@ -59,12 +59,18 @@ std::string Metadata::Encode() const {
   if (type == RedisType::kZset && (!zset_low.mark.empty() || !zset_high.mark.empty())) {
     PutLengthPrefixed(&out, zset_low.mark);
     PutLengthPrefixed(&out, zset_high.mark);
-    // Only sets fed beyond a mark since the last pop carry the lists (and older values none).
-    if (!zset_low.beyond.empty() || !zset_high.beyond.empty()) {
+    // Only sets fed beyond a mark since the last pop carry the lists (and older values none),
+    // and only those whose mark such feeding moved outward carry the reaches after them.
+    bool reaches = !zset_low.reach.empty() || !zset_high.reach.empty();
+    if (!zset_low.beyond.empty() || !zset_high.beyond.empty() || reaches) {
       for (const ZsetEnd* end : {&zset_low, &zset_high}) {
         PutFixed32(&out, static_cast<uint32_t>(end->beyond.size()));
         for (const std::string& entry : end->beyond) PutLengthPrefixed(&out, entry);
       }
+    }
+    if (reaches) {
+      PutLengthPrefixed(&out, zset_low.reach);
+      PutLengthPrefixed(&out, zset_high.reach);
     }
   }
   return out;
@@ -117,6 +123,12 @@ bool Metadata::Decode(std::string_view in) {
         if (!GetLengthPrefixed(&in, &e)) return false;
         entry.assign(e);
       }
+    }
+    if (!in.empty()) {
+      std::string_view low_reach, high_reach;
+      if (!GetLengthPrefixed(&in, &low_reach) || !GetLengthPrefixed(&in, &high_reach)) return false;
+      zset_low.reach.assign(low_reach);
+      zset_high.reach.assign(high_reach);
     }
     if (!in.empty()) return false;
   }

@@ -46,9 +46,16 @@ enum class StringEncoding : uint8_t { kAuto = 0, kRaw = 1, kNoInt = 2 };
 // members added there since the last pop. Scans from that end take those first and then seek
 // straight to the mark. When an addition would make the list too long, the mark moves to the
 // farthest entry instead and the list empties (types/zset.cc).
+//
+// Pops leave the popped members' `subkey` entries in place (only their `zset_score` entries get
+// tombstones): a `subkey` entry whose entry lies beyond the mark and is not listed is dead, and so
+// is one from the mark up to `reach` (empty: the mark itself) that the score index no longer
+// holds. `reach` is the innermost entry any pop took from this end; it differs from the mark only
+// after an addition moved the mark outward (ZsetSubkeyEntry in types/zset.h).
 struct ZsetEnd {
   std::string mark;
   std::vector<std::string> beyond;
+  std::string reach;
   bool operator==(const ZsetEnd&) const = default;
 };
 

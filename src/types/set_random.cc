@@ -16,6 +16,7 @@
 #include "types/empty_stretches.h"
 #include "types/set.h"
 #include "types/set_removals.h"
+#include "types/zset.h"
 
 namespace basalt {
 
@@ -453,7 +454,16 @@ StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_vie
   // The members this call took, for a count above one (a single pop takes one).
   std::unordered_set<std::string> taken;
   const bool skip_taken = !repeats && count > 1;
-  auto stale = [&] { return it->MayBeStale(); };
+  // A sorted set's popped members keep their entries (ZsetMemberLive): stepped over like those
+  // the batch may have written.
+  Status dead_check;
+  auto stale = [&] {
+    if (it->MayBeStale()) return true;
+    if (meta.type != RedisType::kZset) return false;
+    StatusOr<bool> live = ZsetMemberLive(ctx, db, key, meta, it->member(), it->value());
+    if (!live.ok()) dead_check = live.status();
+    return !live.ok() || !*live;
+  };
   auto is_taken = [&] { return skip_taken && taken.count(std::string(it->member())) > 0; };
   ProbeWalk walk(*it, empty, pops ? kPopStretchDraws : kMaxDraws);
   while (out.size() < count) {
@@ -461,6 +471,7 @@ StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_vie
     for (int draw = 0; landing == ProbeWalk::Landing::kDrawAgain; draw++) {
       landing = walk.Find(RandomPoint(lo, hi), stale, is_taken, draw);
     }
+    if (!dead_check.ok()) return dead_check;
     if (landing == ProbeWalk::Landing::kNone) {
       Status s = it->status();
       if (!s.ok()) return s;

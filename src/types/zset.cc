@@ -1,6 +1,7 @@
 #include "types/zset.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,10 @@ std::string_view IndexMember(std::string_view entry) {
 double IndexScore(std::string_view entry) {
   return DecodeScore(entry.substr(0, kScoreBytes));
 }
+
+// Pops that halve a sorted set of at least this many members note its `subkey` range for the
+// reclaimer (ZsetWriter::Pop).
+constexpr uint64_t kReclaimedPops = 8192;
 
 // Entries longer than this are not kept in the metadata, which every command reads.
 constexpr size_t kMaxMark = 256;
@@ -255,12 +260,58 @@ bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out) {
   return ParseLexBound(min, &out->min) && ParseLexBound(max, &out->max);
 }
 
-Status GetScore(Context& ctx, int db, std::string_view key, uint64_t version,
+ZsetSubkeyEntry JudgeZsetSubkeyEntry(const Metadata& meta, std::string_view entry) {
+  ZsetSubkeyEntry judged = ZsetSubkeyEntry::kMember;
+  for (bool top : {false, true}) {
+    const ZsetEnd& end = top ? meta.zset_high : meta.zset_low;
+    if (end.mark.empty()) continue;
+    if (BeyondMark(end, entry, top)) {
+      // Every member beyond the mark is listed; the rest there were popped.
+      if (!std::binary_search(end.beyond.begin(), end.beyond.end(), entry))
+        return ZsetSubkeyEntry::kDead;
+      continue;
+    }
+    // From the mark to the reach, pops and members the mark moved out over lie side by side:
+    // only the pops' tombstones in the score index tell them apart.
+    const std::string& reach = end.reach.empty() ? end.mark : end.reach;
+    if (top ? entry >= std::string_view(reach) : entry <= std::string_view(reach))
+      judged = ZsetSubkeyEntry::kAsk;
+  }
+  return judged;
+}
+
+StatusOr<bool> ZsetMemberLive(Context& ctx, int db, std::string_view key, const Metadata& meta,
+                              std::string_view member, std::string_view value) {
+  if (meta.zset_low.mark.empty() && meta.zset_high.mark.empty()) return true;
+  std::string entry;
+  entry.reserve(value.size() + member.size());
+  entry.append(value).append(member);
+  switch (JudgeZsetSubkeyEntry(meta, entry)) {
+    case ZsetSubkeyEntry::kMember:
+      return true;
+    case ZsetSubkeyEntry::kDead:
+      return false;
+    case ZsetSubkeyEntry::kAsk:
+      break;
+  }
+  std::string unused;
+  auto s = ctx.batch().Get(ColumnFamily::kZsetScore, MemberKey(ctx, db, key, meta.version, entry),
+                           &unused);
+  if (s.IsNotFound()) return false;
+  if (!s.ok()) return Status::IOError(s.ToString());
+  return true;
+}
+
+Status GetScore(Context& ctx, int db, std::string_view key, const Metadata& meta,
                 std::string_view member, double* score) {
   std::string value;
-  auto s = ctx.batch().Get(ColumnFamily::kSubkey, MemberKey(ctx, db, key, version, member), &value);
+  auto s =
+      ctx.batch().Get(ColumnFamily::kSubkey, MemberKey(ctx, db, key, meta.version, member), &value);
   if (s.IsNotFound()) return Status::NotFound();
   if (!s.ok()) return Status::IOError(s.ToString());
+  StatusOr<bool> live = ZsetMemberLive(ctx, db, key, meta, member, value);
+  if (!live.ok()) return live.status();
+  if (!*live) return Status::NotFound();
   *score = DecodeScore(value);
   return Status::OK();
 }
@@ -392,7 +443,9 @@ Status ScanLexRange(Context& ctx, int db, std::string_view key, const Metadata& 
       started = true;
     }
     if (reverse ? !range.AboveMin(m) : !range.BelowMax(m)) break;
-    if (!visit(m, DecodeScore(it.value()))) break;
+    StatusOr<bool> live = ZsetMemberLive(ctx, db, key, meta, m, it.value());
+    if (!live.ok()) return live.status();
+    if (*live && !visit(m, DecodeScore(it.value()))) break;
   }
   return IterStatus(it);
 }
@@ -422,7 +475,7 @@ ZsetWriter::ZsetWriter(Context& ctx, int db, std::string_view key, const KeyStat
 
 Status ZsetWriter::Find(std::string_view member, double* score) {
   if (!filter_.MayHold(member)) return Status::NotFound();
-  return GetScore(ctx_, db_, key_, meta_.version, member, score);
+  return GetScore(ctx_, db_, key_, meta_, member, score);
 }
 
 void ZsetWriter::Put(std::string_view member, double score, const double* old_score) {
@@ -455,14 +508,49 @@ void ZsetWriter::Remove(std::string_view member, double score) {
   changed_ = true;
 }
 
-void ZsetWriter::PoppedThrough(std::string_view member, double score, bool from_top) {
+void ZsetWriter::Pop(const std::vector<ScoredMember>& items, bool from_top) {
+  if (items.empty()) return;
+  const uint64_t size_before = meta_.size;
+  std::vector<std::string> entries;
+  entries.reserve(items.size());
+  for (const ScoredMember& item : items) {
+    entries.push_back(EncodeScore(item.score) + item.member);
+    UnlistIfBeyond(entries.back());
+    ctx_.batch().Delete(ColumnFamily::kZsetScore,
+                        MemberKey(ctx_, db_, key_, meta_.version, entries.back()));
+  }
+  meta_.size -= items.size();
+  changed_ = true;
+  PoppedThrough(entries.back(), from_top);
+  // The marks now say the rest are dead: only the index's tombstones are written for them. A
+  // `subkey` entry inserts at a random place in its memtable, so this halves a pop's writing.
+  for (size_t i = 0; i < items.size(); i++) {
+    if (JudgeZsetSubkeyEntry(meta_, entries[i]) == ZsetSubkeyEntry::kMember) {
+      ctx_.batch().Delete(ColumnFamily::kSubkey,
+                          MemberKey(ctx_, db_, key_, meta_.version, items[i].member));
+    }
+  }
+  // With no tombstones among them, nothing brings a compaction to the files of the popped
+  // members' `subkey` entries: each time pops halve a large set, its files are noted for the
+  // reclaimer (storage/reclaimer.h), whose compaction filter drops the dead entries.
+  if (size_before >= kReclaimedPops && std::bit_width(meta_.size) < std::bit_width(size_before)) {
+    ctx_.batch().NoteDeadRange(ColumnFamily::kSubkey, MemberKey(ctx_, db_, key_, meta_.version, ""),
+                               MemberKey(ctx_, db_, key_, meta_.version + 1, ""));
+  }
+}
+
+void ZsetWriter::PoppedThrough(const std::string& entry, bool from_top) {
   ZsetEnd& end = from_top ? meta_.zset_high : meta_.zset_low;
-  std::string entry = EncodeScore(score) + std::string(member);
-  // A member listed beyond the mark (Remove has unlisted it) leaves the mark where the
+  // A member listed beyond the mark (Pop has unlisted it) leaves the mark where the
   // tombstones end. Any other pops past all the listed ones first.
   if (BeyondMark(end, entry, from_top)) return;
   end.beyond.clear();
-  if (entry.size() <= kMaxMark) end.mark = std::move(entry);
+  if (entry.size() > kMaxMark) return;
+  end.mark = entry;
+  // Past the reach, the mark stands for every pop again.
+  if (!end.reach.empty() && (from_top ? entry <= end.reach : entry >= end.reach)) {
+    end.reach.clear();
+  }
 }
 
 void ZsetWriter::ListIfBeyond(std::string_view entry) {
@@ -477,11 +565,13 @@ void ZsetWriter::ListIfBeyond(std::string_view entry) {
       continue;
     }
     // Too many to list: the farthest entry becomes the mark, and the pops' tombstones between
-    // it and the old mark will be stepped over.
+    // it and the old mark will be stepped over. The popped members' `subkey` entries there are
+    // told from the members by the reach (ZsetEnd), which keeps the innermost pop.
     std::string_view farthest = entry;
     if (!list.empty())
       farthest = top ? std::max(farthest, std::string_view(list.back()))
                      : std::min(farthest, std::string_view(list.front()));
+    if (end.reach.empty()) end.reach = std::move(end.mark);
     end.mark = BoundOf(farthest, top);
     list.clear();
   }

@@ -58,8 +58,18 @@ struct LexRange {
 };
 bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out);
 
+// Pops leave the popped members' `subkey` entries in place (Metadata's ZsetEnd): what the
+// metadata says of the `subkey` entry whose score | member is `entry`. kAsk: a member only if
+// the score index holds `entry`.
+enum class ZsetSubkeyEntry { kMember, kDead, kAsk };
+ZsetSubkeyEntry JudgeZsetSubkeyEntry(const Metadata& meta, std::string_view entry);
+// Whether the `subkey` entry of `member`, holding `value` (its encoded score), is a member of
+// the sorted set `meta`: every reader of a sorted set's `subkey` entries asks this.
+StatusOr<bool> ZsetMemberLive(Context& ctx, int db, std::string_view key, const Metadata& meta,
+                              std::string_view member, std::string_view value);
+
 // Reads one member's score. NotFound when absent.
-Status GetScore(Context& ctx, int db, std::string_view key, uint64_t version,
+Status GetScore(Context& ctx, int db, std::string_view key, const Metadata& meta,
                 std::string_view member, double* score);
 
 // Visits members in order; the visitor returns false to stop. `reverse` walks from the top.
@@ -110,15 +120,18 @@ class ZsetWriter {
   void Put(std::string_view member, double score, const double* old_score);
   // The member must be in the set with `score`.
   void Remove(std::string_view member, double score);
-  // After removing the lowest (or, `from_top`, the highest) members in order, up to and including
-  // this one: later scans from that end start here (Metadata::zset_low/zset_high).
-  void PoppedThrough(std::string_view member, double score, bool from_top);
+  // Removes `items`, the lowest (or, `from_top`, the highest) members in order: later scans from
+  // that end start past them (Metadata::zset_low/zset_high), and their `subkey` entries stay,
+  // dead by the metadata, unless too long an entry left the mark where it was.
+  void Pop(const std::vector<ScoredMember>& items, bool from_top);
   void Finish();
 
  private:
   // Keep each end's list of the live entries beyond its pop mark (Metadata::ZsetEnd).
   void ListIfBeyond(std::string_view entry);
   void UnlistIfBeyond(std::string_view entry);
+  // Moves the mark at that end to `entry`, the last one popped, when it can hold it.
+  void PoppedThrough(const std::string& entry, bool from_top);
 
   Context& ctx_;
   int db_;

@@ -165,6 +165,36 @@ TEST(MetadataTest, ZsetEntriesBeyondTheMarksRoundTripOnlyWhenListed) {
   EXPECT_FALSE(d.Decode(huge));
 }
 
+TEST(MetadataTest, ZsetReachesRoundTripAfterTheListsOnlyWhenSet) {
+  Metadata m;
+  m.type = RedisType::kZset;
+  m.version = 7;
+  m.size = 3;
+  m.zset_low.mark = "c";
+  m.zset_high.mark = "x";
+  std::string marks_only = m.Encode();
+  m.zset_low.reach = "k";
+  std::string reached = m.Encode();
+  // Two empty lists' counts, then both reaches (the high one empty).
+  EXPECT_EQ(reached.size(), marks_only.size() + 4 + 4 + (4 + 1) + 4);
+  Metadata d;
+  ASSERT_TRUE(d.Decode(reached));
+  EXPECT_EQ(d.zset_low.reach, "k");
+  EXPECT_TRUE(d.zset_high.reach.empty());
+  EXPECT_TRUE(d.zset_low.beyond.empty());
+  EXPECT_EQ(d, m);
+  m.zset_high.beyond = {"y"};
+  ASSERT_TRUE(d.Decode(m.Encode()));
+  EXPECT_EQ(d, m);
+  // Decoding a value without reaches clears them.
+  ASSERT_TRUE(d.Decode(marks_only));
+  EXPECT_TRUE(d.zset_low.reach.empty());
+  // Cut inside the reaches (after the lists' counts, a value on its own), it is rejected.
+  for (size_t len = marks_only.size() + 8 + 1; len < reached.size(); len++) {
+    EXPECT_FALSE(d.Decode(std::string_view(reached.data(), len))) << len;
+  }
+}
+
 TEST(MetadataTest, DecodeRejectsTruncatedCollections) {
   Metadata m;
   m.type = RedisType::kList;

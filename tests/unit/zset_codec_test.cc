@@ -121,5 +121,42 @@ TEST(ZsetCodecTest, LexRangeParsing) {
   EXPECT_FALSE(ParseLexRange("", "+", &r));
 }
 
+// One end of a sorted set: its mark, the entries listed beyond it, its reach.
+ZsetEnd End(std::string mark, std::vector<std::string> beyond = {}, std::string reach = {}) {
+  ZsetEnd end;
+  end.mark = std::move(mark);
+  end.beyond = std::move(beyond);
+  end.reach = std::move(reach);
+  return end;
+}
+
+// Entries are `score | member`; plain strings order the same way and read more easily here.
+TEST(ZsetCodecTest, SubkeyEntriesAreJudgedByTheMarksListsAndReaches) {
+  Metadata meta;
+  meta.type = RedisType::kZset;
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "c"), ZsetSubkeyEntry::kMember);  // never popped
+  meta.zset_low = End("d", {"b"});  // pops took everything up to "d"; "b" was added back
+  meta.zset_high = End("w");
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "a"), ZsetSubkeyEntry::kDead);
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "b"), ZsetSubkeyEntry::kMember);
+  // The mark itself may be the last pop or a member added back with its old score.
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "d"), ZsetSubkeyEntry::kAsk);
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "e"), ZsetSubkeyEntry::kMember);
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "w"), ZsetSubkeyEntry::kAsk);
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "x"), ZsetSubkeyEntry::kDead);
+  // An overflow moved the low mark out to "a0": from there up to the reach, only the score
+  // index tells popped entries from members.
+  meta.zset_low = End("a0", {}, "d");
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "a"), ZsetSubkeyEntry::kDead);
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "a0"), ZsetSubkeyEntry::kAsk);
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "c"), ZsetSubkeyEntry::kAsk);
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "d"), ZsetSubkeyEntry::kAsk);
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "d0"), ZsetSubkeyEntry::kMember);
+  // Dead at one end outweighs a member listed at the other.
+  meta.zset_high = End("c", {"x"});
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "d0"), ZsetSubkeyEntry::kDead);
+  EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "x"), ZsetSubkeyEntry::kMember);
+}
+
 }  // namespace
 }  // namespace basalt
