@@ -141,8 +141,7 @@ class SubkeyFilter : public rocksdb::CompactionFilter {
       cached_.list = meta.type == RedisType::kList;
       cached_.list_head = meta.list_head;
       cached_.list_tail = meta.list_tail;
-      if (meta.type == RedisType::kZset &&
-          (!meta.zset_low.mark.empty() || !meta.zset_high.mark.empty())) {
+      if (meta.type == RedisType::kZset && meta.zset.Marked()) {
         cached_.popped_zset = std::move(meta);
       }
     }

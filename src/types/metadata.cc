@@ -33,6 +33,28 @@ const char* RedisTypeName(RedisType type) {
   return "none";
 }
 
+ZsetEnds& ZsetEnds::operator=(const ZsetEnds& other) {
+  if (this != &other) ends_ = other.ends_ ? std::make_unique<Both>(*other.ends_) : nullptr;
+  return *this;
+}
+
+bool ZsetEnds::operator==(const ZsetEnds& other) const {
+  return low() == other.low() && high() == other.high();
+}
+
+// The ends of a sorted set never popped (a namespace-scope constant: no guard on each read).
+const ZsetEnd kNoEnd;
+
+const ZsetEnd& ZsetEnds::end(bool top) const {
+  if (!ends_) return kNoEnd;
+  return top ? ends_->high : ends_->low;
+}
+
+ZsetEnd& ZsetEnds::mutable_end(bool top) {
+  if (!ends_) ends_ = std::make_unique<Both>();
+  return top ? ends_->high : ends_->low;
+}
+
 std::string Metadata::Encode() const {
   std::string out;
   out.reserve(9 + (IsCollection() ? 32 : value.size()));
@@ -56,7 +78,9 @@ std::string Metadata::Encode() const {
     PutFixed64(&out, list_head);
     PutFixed64(&out, list_tail);
   }
-  if (type == RedisType::kZset && (!zset_low.mark.empty() || !zset_high.mark.empty())) {
+  const ZsetEnd& zset_low = zset.low();
+  const ZsetEnd& zset_high = zset.high();
+  if (type == RedisType::kZset && zset.Marked()) {
     PutLengthPrefixed(&out, zset_low.mark);
     PutLengthPrefixed(&out, zset_high.mark);
     // Only sets fed beyond a mark since the last pop carry the lists (and older values none),
@@ -106,9 +130,10 @@ bool Metadata::Decode(std::string_view in) {
   if (type == RedisType::kList) {
     if (!GetFixed64(&in, &list_head) || !GetFixed64(&in, &list_tail)) return false;
   }
-  zset_low = ZsetEnd();
-  zset_high = ZsetEnd();
+  zset.Clear();
   if (type == RedisType::kZset && !in.empty()) {
+    ZsetEnd& zset_low = zset.mutable_end(false);
+    ZsetEnd& zset_high = zset.mutable_end(true);
     std::string_view low, high;
     if (!GetLengthPrefixed(&in, &low) || !GetLengthPrefixed(&in, &high)) return false;
     zset_low.mark.assign(low);

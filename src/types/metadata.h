@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -59,6 +60,34 @@ struct ZsetEnd {
   bool operator==(const ZsetEnd&) const = default;
 };
 
+// Both ends of a sorted set, out of line: every command copies and moves its keys' Metadata
+// several times, and only a popped sorted set's ends hold anything (inline, their six
+// containers were copied, moved and destroyed each time, for every type of key).
+class ZsetEnds {
+ public:
+  ZsetEnds() = default;
+  ZsetEnds(const ZsetEnds& other) { *this = other; }
+  ZsetEnds& operator=(const ZsetEnds& other);
+  ZsetEnds(ZsetEnds&&) noexcept = default;
+  ZsetEnds& operator=(ZsetEnds&&) noexcept = default;
+  bool operator==(const ZsetEnds& other) const;
+
+  // The low end (`top` false) or the high one; empty ends when the set was never popped.
+  const ZsetEnd& end(bool top) const;
+  const ZsetEnd& low() const { return end(false); }
+  const ZsetEnd& high() const { return end(true); }
+  ZsetEnd& mutable_end(bool top);
+  // Whether either end has a mark (and so may have lists and reaches).
+  bool Marked() const { return !low().mark.empty() || !high().mark.empty(); }
+  void Clear() { ends_.reset(); }
+
+ private:
+  struct Both {
+    ZsetEnd low, high;
+  };
+  std::unique_ptr<Both> ends_;
+};
+
 struct Metadata {
   RedisType type = RedisType::kNone;
   StringEncoding encoding = StringEncoding::kAuto;
@@ -74,8 +103,7 @@ struct Metadata {
   std::string value;          // inline strings: the whole value
   // Sorted sets: what the pops from each end of the score index left there, so that the next
   // scan from that end seeks past the tombstones of earlier pops instead of stepping over them.
-  ZsetEnd zset_low;
-  ZsetEnd zset_high;
+  ZsetEnds zset;
 
   bool IsCollection() const { return type != RedisType::kString && type != RedisType::kNone; }
   // Whether entries in `subkey` belong to this key (under its version).

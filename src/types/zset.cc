@@ -101,7 +101,7 @@ class EndWalk {
  private:
   void SetEnd(bool top) {
     top_ = top;
-    end_ = top ? &meta_.zset_high : &meta_.zset_low;
+    end_ = &meta_.zset.end(top);
   }
   // Takes the `listed` listed entries nearest the mark, the farthest of them first, then
   // continues from `resume` (the high end: at or below it, or below it with `before`).
@@ -263,7 +263,7 @@ bool ParseLexRange(std::string_view min, std::string_view max, LexRange* out) {
 ZsetSubkeyEntry JudgeZsetSubkeyEntry(const Metadata& meta, std::string_view entry) {
   ZsetSubkeyEntry judged = ZsetSubkeyEntry::kMember;
   for (bool top : {false, true}) {
-    const ZsetEnd& end = top ? meta.zset_high : meta.zset_low;
+    const ZsetEnd& end = meta.zset.end(top);
     if (end.mark.empty()) continue;
     if (BeyondMark(end, entry, top)) {
       // Every member beyond the mark is listed; the rest there were popped.
@@ -282,7 +282,7 @@ ZsetSubkeyEntry JudgeZsetSubkeyEntry(const Metadata& meta, std::string_view entr
 
 StatusOr<bool> ZsetMemberLive(Context& ctx, int db, std::string_view key, const Metadata& meta,
                               std::string_view member, std::string_view value) {
-  if (meta.zset_low.mark.empty() && meta.zset_high.mark.empty()) return true;
+  if (!meta.zset.Marked()) return true;
   std::string entry;
   entry.reserve(value.size() + member.size());
   entry.append(value).append(member);
@@ -540,7 +540,7 @@ void ZsetWriter::Pop(const std::vector<ScoredMember>& items, bool from_top) {
 }
 
 void ZsetWriter::PoppedThrough(const std::string& entry, bool from_top) {
-  ZsetEnd& end = from_top ? meta_.zset_high : meta_.zset_low;
+  ZsetEnd& end = meta_.zset.mutable_end(from_top);
   // A member listed beyond the mark (Pop has unlisted it) leaves the mark where the
   // tombstones end. Any other pops past all the listed ones first.
   if (BeyondMark(end, entry, from_top)) return;
@@ -555,8 +555,8 @@ void ZsetWriter::PoppedThrough(const std::string& entry, bool from_top) {
 
 void ZsetWriter::ListIfBeyond(std::string_view entry) {
   for (bool top : {false, true}) {
-    ZsetEnd& end = top ? meta_.zset_high : meta_.zset_low;
-    if (!BeyondMark(end, entry, top)) continue;
+    if (!BeyondMark(meta_.zset.end(top), entry, top)) continue;
+    ZsetEnd& end = meta_.zset.mutable_end(top);
     auto& list = end.beyond;
     size_t bytes = entry.size();
     for (const std::string& e : list) bytes += e.size();
@@ -579,8 +579,8 @@ void ZsetWriter::ListIfBeyond(std::string_view entry) {
 
 void ZsetWriter::UnlistIfBeyond(std::string_view entry) {
   for (bool top : {false, true}) {
-    ZsetEnd& end = top ? meta_.zset_high : meta_.zset_low;
-    if (!BeyondMark(end, entry, top)) continue;
+    if (!BeyondMark(meta_.zset.end(top), entry, top)) continue;
+    ZsetEnd& end = meta_.zset.mutable_end(top);
     auto it = std::lower_bound(end.beyond.begin(), end.beyond.end(), entry);
     if (it != end.beyond.end() && *it == entry) end.beyond.erase(it);
   }

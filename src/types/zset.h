@@ -121,7 +121,7 @@ class ZsetWriter {
   // The member must be in the set with `score`.
   void Remove(std::string_view member, double score);
   // Removes `items`, the lowest (or, `from_top`, the highest) members in order: later scans from
-  // that end start past them (Metadata::zset_low/zset_high), and their `subkey` entries stay,
+  // that end start past them (Metadata::zset), and their `subkey` entries stay,
   // dead by the metadata, unless too long an entry left the mark where it was.
   void Pop(const std::vector<ScoredMember>& items, bool from_top);
   void Finish();

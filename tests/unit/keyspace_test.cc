@@ -160,10 +160,10 @@ void ExpectSameMetadata(const Metadata& a, const Metadata& b) {
   EXPECT_EQ(a.segmented, b.segmented);
   EXPECT_EQ(a.segment_shift, b.segment_shift);
   EXPECT_EQ(a.value, b.value);
-  EXPECT_EQ(a.zset_low.mark, b.zset_low.mark);
-  EXPECT_EQ(a.zset_low.beyond, b.zset_low.beyond);
-  EXPECT_EQ(a.zset_high.mark, b.zset_high.mark);
-  EXPECT_EQ(a.zset_high.beyond, b.zset_high.beyond);
+  EXPECT_EQ(a.zset.low().mark, b.zset.low().mark);
+  EXPECT_EQ(a.zset.low().beyond, b.zset.low().beyond);
+  EXPECT_EQ(a.zset.high().mark, b.zset.high().mark);
+  EXPECT_EQ(a.zset.high().beyond, b.zset.high().beyond);
 }
 
 // What the Context's batch holds for `key` in physical database 0, decoded.
@@ -187,9 +187,9 @@ TEST_F(KeyspaceTest, ContextLooksUpTheCollectionItLastWroteAsTheBatchHoldsIt) {
   zset.type = RedisType::kZset;
   zset.version = 8;
   zset.size = 3;
-  zset.zset_low.mark = "low-mark";
-  zset.zset_low.beyond = {"a", "b"};
-  zset.zset_high.mark = "high-mark";
+  zset.zset.mutable_end(false).mark = "low-mark";
+  zset.zset.mutable_end(false).beyond = {"a", "b"};
+  zset.zset.mutable_end(true).mark = "high-mark";
   for (const Metadata& meta : {list, zset}) {
     const std::string key = meta.type == RedisType::kList ? "L" : "Z";
     auto old = ctx.Lookup(0, key);

@@ -115,20 +115,20 @@ TEST(MetadataTest, ZsetScanBoundsRoundTripAndAreOptional) {
   m.version = 7;
   m.size = 3;
   std::string plain = m.Encode();
-  m.zset_low.mark = std::string("\x80\0\0\0\0\0\0\0a", 9);
-  m.zset_high.mark = "zz";
+  m.zset.mutable_end(false).mark = std::string("\x80\0\0\0\0\0\0\0a", 9);
+  m.zset.mutable_end(true).mark = "zz";
   std::string marked = m.Encode();
   EXPECT_EQ(marked.size(), plain.size() + 4 + 9 + 4 + 2);
   Metadata d;
   ASSERT_TRUE(d.Decode(marked));
-  EXPECT_EQ(d.zset_low.mark, m.zset_low.mark);
-  EXPECT_EQ(d.zset_high.mark, "zz");
-  EXPECT_TRUE(d.zset_low.beyond.empty());
+  EXPECT_EQ(d.zset.low().mark, m.zset.low().mark);
+  EXPECT_EQ(d.zset.high().mark, "zz");
+  EXPECT_TRUE(d.zset.low().beyond.empty());
   EXPECT_EQ(d.size, 3u);
   // Decoding a value without bounds into a Metadata that had some clears them.
   ASSERT_TRUE(d.Decode(plain));
-  EXPECT_TRUE(d.zset_low.mark.empty());
-  EXPECT_TRUE(d.zset_high.mark.empty());
+  EXPECT_TRUE(d.zset.low().mark.empty());
+  EXPECT_TRUE(d.zset.high().mark.empty());
   for (size_t len = plain.size() + 1; len < marked.size(); len++) {
     EXPECT_FALSE(d.Decode(std::string_view(marked.data(), len))) << len;
   }
@@ -139,22 +139,22 @@ TEST(MetadataTest, ZsetEntriesBeyondTheMarksRoundTripOnlyWhenListed) {
   m.type = RedisType::kZset;
   m.version = 7;
   m.size = 3;
-  m.zset_low.mark = "m";
-  m.zset_high.mark = "x";
+  m.zset.mutable_end(false).mark = "m";
+  m.zset.mutable_end(true).mark = "x";
   std::string marks_only = m.Encode();
-  m.zset_low.beyond = {"a", "cc"};
+  m.zset.mutable_end(false).beyond = {"a", "cc"};
   std::string listed = m.Encode();
   // Two counts, then the low end's two length-prefixed entries.
   EXPECT_EQ(listed.size(), marks_only.size() + 4 + (4 + 1) + (4 + 2) + 4);
   Metadata d;
   ASSERT_TRUE(d.Decode(listed));
-  EXPECT_EQ(d.zset_low.mark, "m");
-  EXPECT_EQ(d.zset_low.beyond, (std::vector<std::string>{"a", "cc"}));
-  EXPECT_TRUE(d.zset_high.beyond.empty());
+  EXPECT_EQ(d.zset.low().mark, "m");
+  EXPECT_EQ(d.zset.low().beyond, (std::vector<std::string>{"a", "cc"}));
+  EXPECT_TRUE(d.zset.high().beyond.empty());
   // A value written before the lists existed (marks only) decodes with none.
   ASSERT_TRUE(d.Decode(marks_only));
-  EXPECT_EQ(d.zset_low.mark, "m");
-  EXPECT_TRUE(d.zset_low.beyond.empty());
+  EXPECT_EQ(d.zset.low().mark, "m");
+  EXPECT_TRUE(d.zset.low().beyond.empty());
   for (size_t len = marks_only.size() + 1; len < listed.size(); len++) {
     EXPECT_FALSE(d.Decode(std::string_view(listed.data(), len))) << len;
   }
@@ -170,29 +170,51 @@ TEST(MetadataTest, ZsetReachesRoundTripAfterTheListsOnlyWhenSet) {
   m.type = RedisType::kZset;
   m.version = 7;
   m.size = 3;
-  m.zset_low.mark = "c";
-  m.zset_high.mark = "x";
+  m.zset.mutable_end(false).mark = "c";
+  m.zset.mutable_end(true).mark = "x";
   std::string marks_only = m.Encode();
-  m.zset_low.reach = "k";
+  m.zset.mutable_end(false).reach = "k";
   std::string reached = m.Encode();
   // Two empty lists' counts, then both reaches (the high one empty).
   EXPECT_EQ(reached.size(), marks_only.size() + 4 + 4 + (4 + 1) + 4);
   Metadata d;
   ASSERT_TRUE(d.Decode(reached));
-  EXPECT_EQ(d.zset_low.reach, "k");
-  EXPECT_TRUE(d.zset_high.reach.empty());
-  EXPECT_TRUE(d.zset_low.beyond.empty());
+  EXPECT_EQ(d.zset.low().reach, "k");
+  EXPECT_TRUE(d.zset.high().reach.empty());
+  EXPECT_TRUE(d.zset.low().beyond.empty());
   EXPECT_EQ(d, m);
-  m.zset_high.beyond = {"y"};
+  m.zset.mutable_end(true).beyond = {"y"};
   ASSERT_TRUE(d.Decode(m.Encode()));
   EXPECT_EQ(d, m);
   // Decoding a value without reaches clears them.
   ASSERT_TRUE(d.Decode(marks_only));
-  EXPECT_TRUE(d.zset_low.reach.empty());
+  EXPECT_TRUE(d.zset.low().reach.empty());
   // Cut inside the reaches (after the lists' counts, a value on its own), it is rejected.
   for (size_t len = marks_only.size() + 8 + 1; len < reached.size(); len++) {
     EXPECT_FALSE(d.Decode(std::string_view(reached.data(), len))) << len;
   }
+}
+
+TEST(MetadataTest, ZsetEndsAreCopiedWholeAndCompareByContent) {
+  Metadata a;
+  a.type = RedisType::kZset;
+  Metadata never_popped = a;
+  EXPECT_FALSE(never_popped.zset.Marked());
+  EXPECT_TRUE(never_popped.zset.high().beyond.empty());
+  // An end made but left empty equals one never made.
+  a.zset.mutable_end(true);
+  EXPECT_EQ(a, never_popped);
+  a.zset.mutable_end(false).mark = "m";
+  a.zset.mutable_end(false).beyond.assign(1, "a");
+  Metadata b = a;
+  EXPECT_EQ(b, a);
+  b.zset.mutable_end(false).beyond.clear();
+  EXPECT_EQ(a.zset.low().beyond.size(), 1u);  // the copy is its own
+  EXPECT_NE(b, a);
+  b = never_popped;
+  EXPECT_FALSE(b.zset.Marked());
+  Metadata moved = std::move(a);
+  EXPECT_EQ(moved.zset.low().mark, "m");
 }
 
 TEST(MetadataTest, DecodeRejectsTruncatedCollections) {

@@ -135,8 +135,9 @@ TEST(ZsetCodecTest, SubkeyEntriesAreJudgedByTheMarksListsAndReaches) {
   Metadata meta;
   meta.type = RedisType::kZset;
   EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "c"), ZsetSubkeyEntry::kMember);  // never popped
-  meta.zset_low = End("d", {"b"});  // pops took everything up to "d"; "b" was added back
-  meta.zset_high = End("w");
+  meta.zset.mutable_end(false) =
+      End("d", {"b"});  // pops took everything up to "d"; "b" was added back
+  meta.zset.mutable_end(true) = End("w");
   EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "a"), ZsetSubkeyEntry::kDead);
   EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "b"), ZsetSubkeyEntry::kMember);
   // The mark itself may be the last pop or a member added back with its old score.
@@ -146,14 +147,14 @@ TEST(ZsetCodecTest, SubkeyEntriesAreJudgedByTheMarksListsAndReaches) {
   EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "x"), ZsetSubkeyEntry::kDead);
   // An overflow moved the low mark out to "a0": from there up to the reach, only the score
   // index tells popped entries from members.
-  meta.zset_low = End("a0", {}, "d");
+  meta.zset.mutable_end(false) = End("a0", {}, "d");
   EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "a"), ZsetSubkeyEntry::kDead);
   EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "a0"), ZsetSubkeyEntry::kAsk);
   EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "c"), ZsetSubkeyEntry::kAsk);
   EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "d"), ZsetSubkeyEntry::kAsk);
   EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "d0"), ZsetSubkeyEntry::kMember);
   // Dead at one end outweighs a member listed at the other.
-  meta.zset_high = End("c", {"x"});
+  meta.zset.mutable_end(true) = End("c", {"x"});
   EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "d0"), ZsetSubkeyEntry::kDead);
   EXPECT_EQ(JudgeZsetSubkeyEntry(meta, "x"), ZsetSubkeyEntry::kMember);
 }
