@@ -300,28 +300,30 @@ std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
       batch_->NewIteratorWithBase(engine_->cf(cf), base, options));
 }
 
-void Batch::ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, size_t max_bytes,
-                      bool from_upper) {
-  rocksdb::ReadOptions options;
-  options.iterate_lower_bound = &lower;
-  options.iterate_upper_bound = &upper;
-  std::unique_ptr<rocksdb::Iterator> it = engine_->NewIterator(ColumnFamily::kSubkey, options);
+void Batch::ReadAhead(const rocksdb::Slice& prefix, const rocksdb::Slice& lower,
+                      const rocksdb::Slice& upper, size_t max_bytes, bool from_upper) {
+  rocksdb::Iterator* it = InOrderIterator(prefix);
   std::vector<std::pair<std::string, std::string>> entries;
-  auto pass = [&](bool down) {
-    entries.clear();
-    size_t bytes = 0;
-    for (down ? it->SeekToLast() : it->SeekToFirst(); it->Valid() && bytes < max_bytes;
-         down ? it->Prev() : it->Next()) {
-      entries.emplace_back(it->key().ToString(), it->value().ToString());
-      bytes += it->value().size();
-    }
-    if (down) std::reverse(entries.begin(), entries.end());
+  size_t bytes = 0;
+  auto take = [&] {
+    entries.emplace_back(it->key().ToString(), it->value().ToString());
+    bytes += it->value().size();
   };
   // Going down, RocksDB's Prev costs several times a Next (it looks for each key's newest
   // version from below), so the pass first goes up from `lower`: when the whole range fits in
   // `max_bytes`, that read it all.
-  pass(false);
-  if (from_upper && it->status().ok() && it->Valid()) pass(true);
+  for (it->Seek(lower); it->Valid() && it->key().compare(upper) < 0 && bytes < max_bytes;
+       it->Next()) {
+    take();
+  }
+  if (from_upper && it->Valid() && it->key().compare(upper) < 0) {
+    entries.clear();
+    bytes = 0;
+    it->SeekForPrev(upper);
+    if (it->Valid() && it->key().compare(upper) >= 0) it->Prev();
+    for (; it->Valid() && it->key().compare(lower) >= 0 && bytes < max_bytes; it->Prev()) take();
+    std::reverse(entries.begin(), entries.end());
+  }
   // A failed pass leaves nothing read ahead: the point reads then go to the database.
   if (!it->status().ok()) {
     read_ahead_.clear();
@@ -330,18 +332,56 @@ void Batch::ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, 
   HoldReadAhead(std::move(entries));
 }
 
+std::unique_ptr<Batch::HeldSubkeyIterator> Batch::NewHeldIterator(std::string lower,
+                                                                  std::string upper) const {
+  auto held = std::make_unique<HeldSubkeyIterator>();
+  held->lower = std::move(lower);
+  held->upper = std::move(upper);
+  held->lower_slice = held->lower;
+  held->upper_slice = held->upper;
+  held->options.iterate_lower_bound = &held->lower_slice;
+  if (!held->upper.empty()) held->options.iterate_upper_bound = &held->upper_slice;
+  held->it = engine_->NewIterator(ColumnFamily::kSubkey, held->options);
+  return held;
+}
+
 rocksdb::Iterator* Batch::HeldIterator(const rocksdb::Slice& lower, const rocksdb::Slice& upper) {
   if (held_ && held_->lower == lower && held_->upper == upper) return held_->it.get();
   held_.reset();
-  held_ = std::make_unique<HeldSubkeyIterator>();
-  held_->lower = lower.ToString();
-  held_->upper = upper.ToString();
-  held_->lower_slice = held_->lower;
-  held_->upper_slice = held_->upper;
-  held_->options.iterate_lower_bound = &held_->lower_slice;
-  held_->options.iterate_upper_bound = &held_->upper_slice;
-  held_->it = engine_->NewIterator(ColumnFamily::kSubkey, held_->options);
+  held_ = NewHeldIterator(lower.ToString(), upper.ToString());
   return held_->it.get();
+}
+
+bool Batch::ReadsInOrder(const rocksdb::Slice& prefix) const {
+  return in_order_ && in_order_->lower == prefix;
+}
+
+rocksdb::Iterator* Batch::InOrderIterator(const rocksdb::Slice& prefix) {
+  if (ReadsInOrder(prefix)) return in_order_->it.get();
+  in_order_.reset();
+  // The least key after every key under the prefix: its last byte below 0xff, raised by one.
+  std::string upper = prefix.ToString();
+  while (!upper.empty() && static_cast<uint8_t>(upper.back()) == 0xff) upper.pop_back();
+  if (!upper.empty()) upper.back() = static_cast<char>(static_cast<uint8_t>(upper.back()) + 1);
+  // None for a prefix of 0xff bytes.
+  in_order_ = NewHeldIterator(prefix.ToString(), std::move(upper));
+  return in_order_->it.get();
+}
+
+rocksdb::Status Batch::ReadInOrder(const rocksdb::Slice& prefix, const rocksdb::Slice& key,
+                                   std::string* value) {
+  rocksdb::Iterator* it = InOrderIterator(prefix);
+  // Mostly the key after the one read last: one step. Otherwise (the first read, a key read
+  // again, or keys skipped) a seek.
+  if (it->Valid() && it->key() != key) it->Next();
+  if (!it->Valid() || it->key() != key) {
+    if (!it->status().ok()) return it->status();
+    it->Seek(key);
+  }
+  if (!it->Valid()) return it->status().ok() ? rocksdb::Status::NotFound() : it->status();
+  if (it->key() != key) return rocksdb::Status::NotFound();
+  value->assign(it->value().data(), it->value().size());
+  return rocksdb::Status::OK();
 }
 
 void Batch::NarrowHeldIterator(const rocksdb::Slice* upper) {
@@ -465,6 +505,7 @@ rocksdb::Status Batch::Commit() {
   ForgetUnindexed();
   // The batch's writes are now the database's: what was read ahead may be old.
   held_.reset();
+  in_order_.reset();
   read_ahead_.clear();
   pop_runs_.clear();
   return s;
@@ -477,6 +518,7 @@ void Batch::Clear() {
   metadata_epoch_++;
   ForgetUnindexed();
   held_.reset();
+  in_order_.reset();
   read_ahead_.clear();
   pop_runs_.clear();
 }

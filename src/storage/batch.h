@@ -63,15 +63,16 @@ class Batch {
   // are not seen by it (RocksDB forbids changing a batch under its iterators).
   std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf, rocksdb::ReadOptions* options);
 
-  // Reads the database's `subkey` entries in [lower, upper) in one pass, so that this batch's
-  // point reads of them are answered from memory until it commits or is cleared: one seek where
-  // a run of pops would make a lookup each. The pass stops after `max_bytes` of values (and at
-  // least one entry), going down from `upper` if `from_upper`, else up from `lower`; a range
-  // that fits in `max_bytes` is read going up either way (RocksDB's Prev costs several times a
-  // Next). The caller's locks must keep those keys from changing meanwhile; the batch's own
-  // writes still come first.
-  void ReadAhead(const rocksdb::Slice& lower, const rocksdb::Slice& upper, size_t max_bytes,
-                 bool from_upper);
+  // Reads the database's `subkey` entries in [lower, upper), all under `prefix`, in one pass, so
+  // that this batch's point reads of them are answered from memory until it commits or is
+  // cleared: one seek where a run of pops would make a lookup each. The pass stops after
+  // `max_bytes` of values (and at least one entry), going down from `upper` if `from_upper`,
+  // else up from `lower`; a range that fits in `max_bytes` is read going up either way
+  // (RocksDB's Prev costs several times a Next). It reads through ReadInOrder()'s iterator over
+  // the prefix, made once for passes over the same prefix. The caller's locks must keep those
+  // keys from changing meanwhile; the batch's own writes still come first.
+  void ReadAhead(const rocksdb::Slice& prefix, const rocksdb::Slice& lower,
+                 const rocksdb::Slice& upper, size_t max_bytes, bool from_upper);
   // Keeps `entries` (`subkey` keys and their values, in key order), which the caller read from
   // the database itself, as ReadAhead() keeps what it reads, on the same terms.
   void HoldReadAhead(std::vector<std::pair<std::string, std::string>> entries);
@@ -86,6 +87,18 @@ class Batch {
   // the seeks that follow; nullptr restores those bounds. RocksDB checks the bound again after
   // every seek.
   void NarrowHeldIterator(const rocksdb::Slice* upper);
+  // Reads `subkey` key `key` (NotFound if absent) for a caller that reads the keys under
+  // `prefix` one after another in ascending order (a pipeline of pops at the left end of a
+  // list): through one database iterator over the prefix's keys, kept until the batch commits or
+  // is cleared, which steps from the key it read last to the next instead of seeking. A seek
+  // through every sorted run costs what some ten steps do, and a new iterator more than half as
+  // much again (docs/benchmarks.md, change 79). Descending order is not offered: RocksDB's Prev
+  // costs more than the passes of ReadAhead(). It sees the database only, on the terms of
+  // HeldIterator().
+  rocksdb::Status ReadInOrder(const rocksdb::Slice& prefix, const rocksdb::Slice& key,
+                              std::string* value);
+  // Whether ReadInOrder() holds an iterator over the keys under `prefix`.
+  bool ReadsInOrder(const rocksdb::Slice& prefix) const;
   // Whether a ReadAhead() since the last commit read `key` (a `subkey` key).
   bool ReadAheadHolds(const rocksdb::Slice& key) const;
   // Whether a point read of `subkey` key `key` may need this batch's own writes, so that no
@@ -152,6 +165,10 @@ class Batch {
     rocksdb::ReadOptions options;
     std::unique_ptr<rocksdb::Iterator> it;  // last: destroyed before the bounds it points to
   };
+  // A database iterator over `subkey`'s keys in [lower, upper); an empty `upper` bounds nothing.
+  std::unique_ptr<HeldSubkeyIterator> NewHeldIterator(std::string lower, std::string upper) const;
+  // in_order_'s iterator, made over the keys under `prefix` unless it is already.
+  rocksdb::Iterator* InOrderIterator(const rocksdb::Slice& prefix);
   static constexpr size_t kReadAheadEntries = 128;
   static constexpr size_t kPopRuns = 4;
   static constexpr size_t kMaxPopRun = 64;
@@ -181,6 +198,9 @@ class Batch {
   bool unindexed_score_puts_ = false;
   // What HeldIterator() made, if anything since the last commit.
   std::unique_ptr<HeldSubkeyIterator> held_;
+  // What ReadInOrder() reads through, if anything since the last commit; its lower bound is
+  // the prefix.
+  std::unique_ptr<HeldSubkeyIterator> in_order_;
   // What ReadAhead() read since the last commit, in key order (a few runs at most).
   std::vector<std::pair<std::string, std::string>> read_ahead_;
   // Where FindReadAhead() last found a key (checked against the bounds before use).

@@ -120,39 +120,53 @@ bool VisitNewestMemtable(Context& ctx, const std::string& lower, uint64_t first_
   return true;
 }
 
-// A single pop that follows another write to the same list in one write group (a pipeline of
-// pops, or many clients popping one queue) reads the next elements at its end in one pass, for
-// the pops after it: one seek instead of a lookup each (docs/benchmarks.md, change 19). The
+// Reads the element a single pop takes (key `element`, at `end`) into *value. A pop that
+// follows another write to the same list in one write group (a pipeline of pops, or many clients
+// popping one queue) reads for the pops after it: the next elements at its end, when they are
+// all in the newest memtable, else, at the left end, through one iterator the batch keeps, a
+// step from the element before (change 79), else the next elements in one pass (change 19). The
 // group holds the list's lock until it commits, so what was read stays current.
-// `next` is the key of the element the pop takes.
-void ReadAheadOfPops(Context& ctx, int db, std::string_view key, const Metadata& meta, ListEnd end,
-                     const std::string& next) {
-  // Nothing to gain where the next read is answered already, or needs the batch's own writes
-  // (a pop right after a push to the same end).
-  if (meta.size < 2 || ctx.batch().ReadAheadHolds(next) || ctx.batch().MayHaveWritten(next) ||
-      !ctx.batch().WritesMetadata(MetadataKey(ctx.keyspace()->Physical(db), key))) {
-    return;
+Status ReadPopped(Context& ctx, int db, std::string_view key, const Metadata& meta, ListEnd end,
+                  const std::string& element, std::string* value) {
+  Batch& batch = ctx.batch();
+  // Nothing to gain where the read is answered already, or needs the batch's own writes (a pop
+  // right after a push to the same end).
+  if (meta.size < 2 || batch.ReadAheadHolds(element) || batch.MayHaveWritten(element) ||
+      !batch.WritesMetadata(MetadataKey(ctx.keyspace()->Physical(db), key))) {
+    return ReadElement(ctx, key, element, value);
   }
-  uint64_t n = std::min(kPopReadAhead, meta.size);
-  uint64_t first = end == ListEnd::kLeft ? meta.list_head : meta.list_tail - n;
-  std::string lower = IndexKey(ctx, db, key, meta, first);
   const bool from_upper = end == ListEnd::kRight;
+  // An element's key is the list's prefix, then its index.
+  const rocksdb::Slice prefix(element.data(), element.size() - 8);
+  auto read_in_order = [&] {
+    rocksdb::Status s = batch.ReadInOrder(prefix, element, value);
+    if (s.IsNotFound()) return MissingElements(key);
+    if (!s.ok()) return Status::IOError(s.ToString());
+    return Status::OK();
+  };
+  if (!from_upper && batch.ReadsInOrder(prefix)) return read_in_order();
+  uint64_t n = std::min(kPopReadAhead, meta.size);
+  uint64_t first = from_upper ? meta.list_tail - n : meta.list_head;
+  std::string lower = IndexKey(ctx, db, key, meta, first);
   std::vector<std::pair<std::string, std::string>> entries;
   size_t bytes = 0;
   std::string element_key = lower;
-  auto hold = [&](uint64_t index, std::string_view value) {
+  auto hold = [&](uint64_t index, std::string_view v) {
     element_key.replace(element_key.size() - 8, 8, EncodeListIndex(index));
-    entries.emplace_back(element_key, value);
-    bytes += value.size();
+    entries.emplace_back(element_key, v);
+    bytes += v.size();
     return bytes < kPopReadAheadBytes;
   };
   if (VisitNewestMemtable(ctx, lower, first, n, from_upper, hold)) {
     if (from_upper) std::reverse(entries.begin(), entries.end());
-    ctx.batch().HoldReadAhead(std::move(entries));
-    return;
+    batch.HoldReadAhead(std::move(entries));
+  } else if (!from_upper) {
+    return read_in_order();
+  } else {
+    batch.ReadAhead(prefix, lower, IndexKey(ctx, db, key, meta, first + n), kPopReadAheadBytes,
+                    true);
   }
-  std::string upper = IndexKey(ctx, db, key, meta, first + n);
-  ctx.batch().ReadAhead(lower, upper, kPopReadAheadBytes, from_upper);
+  return ReadElement(ctx, key, element, value);
 }
 
 // Removes up to `count` elements from `end` of `meta` (in pop order into *out) without storing
@@ -166,9 +180,8 @@ Status PopRaw(Context& ctx, int db, std::string_view key, Metadata& meta, ListEn
     // A single pop (the common case) builds its element's key once, for the read ahead and the
     // read.
     std::string element = IndexKey(ctx, db, key, meta, meta.list_head + first);
-    ReadAheadOfPops(ctx, db, key, meta, end, element);
     std::string value;
-    Status s = ReadElement(ctx, key, element, &value);
+    Status s = ReadPopped(ctx, db, key, meta, end, element, &value);
     if (!s.ok()) return s;
     out->push_back(std::move(value));
   } else {

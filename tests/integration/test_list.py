@@ -130,6 +130,37 @@ def test_pipelined_pops_over_flushed_and_newer_elements(rr):
     assert lrange(rr, "l") == model
 
 
+def test_pipelined_left_pops_step_through_flushed_elements(rr):
+    """Left pops in one pipeline read elements in files one after another through one
+    iterator (change 79): elements set after the flush are read as set, a trim in between
+    makes the next pop skip ahead, and an element pushed in between is read from the batch."""
+    model = ["e%d" % i for i in range(300)]
+    rr.execute_command("RPUSH", "l", *model)
+    rr.execute_command("SAVE")
+    for index in (40, 41, 170):
+        rr.execute_command("LSET", "l", index, "set%d" % index)
+        model[index] = "set%d" % index
+    p = rr.pipeline(transaction=False)
+    expected = []
+    for _ in range(100):
+        p.execute_command("LPOP", "l")
+        expected.append(model.pop(0))
+    p.execute_command("LTRIM", "l", 10, -1)
+    expected.append("OK")
+    del model[:10]
+    for _ in range(50):
+        p.execute_command("LPOP", "l")
+        expected.append(model.pop(0))
+    p.execute_command("LPUSH", "l", "pushed")
+    expected.append(len(model) + 1)
+    for _ in range(20):
+        p.execute_command("LPOP", "l")
+    expected += ["pushed"] + model[:19]
+    del model[:19]
+    assert p.execute() == expected
+    assert lrange(rr, "l") == model
+
+
 def test_ranges_and_pops_while_memtables_flush(start_server, target):
     """Readers of two queues while writers push and pop them in pipelines, with 1 MiB
     memtables, so that the newest memtable a range or a pop's read-ahead reads is retired

@@ -287,7 +287,7 @@ TEST_F(BatchTest, IndexingPassesOverMergesAndRangesOfOtherFamilies) {
 TEST_F(BatchTest, HeldReadAheadAnswersLikeAPass) {
   Batch batch(engine());
   batch.HoldReadAhead({{"h1", "one"}, {"h3", "three"}});
-  batch.ReadAhead("h0", "h9", 1 << 20, false);  // nothing there: adds nothing
+  batch.ReadAhead("h", "h0", "h9", 1 << 20, false);  // nothing there: adds nothing
   batch.HoldReadAhead({{"h2", "two"}, {"h3", "three"}});
   std::string value;
   for (const auto& [key, expected] : std::vector<std::pair<std::string, std::string>>{
@@ -332,6 +332,65 @@ TEST_F(BatchTest, HeldIteratorSeesTheDatabaseUntilCommit) {
   EXPECT_EQ(scan(batch.HeldIterator("a", "b")), (std::vector<std::string>{"a3"}));
 }
 
+// ReadInOrder reads the database as it was at its first read, through one iterator over the
+// prefix's keys that steps to the next key instead of seeking, and seeks only when the key is
+// not the next one. A commit drops it.
+TEST_F(BatchTest, ReadInOrderStepsToTheNextKeyAndSeesTheDatabaseUntilCommit) {
+  auto p = [](int i) { return std::string("p").append(std::to_string(i)); };
+  Batch seed(engine());
+  for (int i = 1; i < 10; i++) seed.Put(ColumnFamily::kSubkey, p(i), "v" + std::to_string(i));
+  seed.Put(ColumnFamily::kSubkey, "q1", "other");
+  ASSERT_TRUE(seed.Commit().ok());
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  rocksdb::get_perf_context()->Reset();
+  auto seeks = [] { return rocksdb::get_perf_context()->seek_on_memtable_count; };
+  Batch batch(engine());
+  std::string value;
+  EXPECT_FALSE(batch.ReadsInOrder("p"));
+  for (int i : {2, 3, 3, 4}) {
+    ASSERT_TRUE(batch.ReadInOrder("p", p(i), &value).ok()) << i;
+    EXPECT_EQ(value, "v" + std::to_string(i));
+  }
+  EXPECT_EQ(seeks(), 1u);  // the first read only
+  EXPECT_TRUE(batch.ReadsInOrder("p"));
+  EXPECT_FALSE(batch.ReadsInOrder("q"));
+  ASSERT_TRUE(batch.ReadInOrder("p", p(7), &value).ok());  // keys skipped: a seek
+  EXPECT_EQ(value, "v7");
+  EXPECT_EQ(seeks(), 2u);
+  ASSERT_TRUE(batch.ReadInOrder("p", p(8), &value).ok());
+  EXPECT_EQ(value, "v8");
+  EXPECT_EQ(seeks(), 2u);
+  EXPECT_TRUE(batch.ReadInOrder("p", "p65", &value).IsNotFound());
+  EXPECT_TRUE(batch.ReadInOrder("p", "q1", &value).IsNotFound());  // past the prefix
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+
+  Batch other(engine());
+  other.Put(ColumnFamily::kSubkey, p(8), "new");
+  ASSERT_TRUE(other.Commit().ok());
+  ASSERT_TRUE(batch.ReadInOrder("p", p(8), &value).ok());
+  EXPECT_EQ(value, "v8");
+  ASSERT_TRUE(batch.Commit().ok());
+  EXPECT_FALSE(batch.ReadsInOrder("p"));
+  ASSERT_TRUE(batch.ReadInOrder("p", p(8), &value).ok());
+  EXPECT_EQ(value, "new");
+}
+
+// A prefix of 0xff bytes has no key after all of its keys: the iterator over it is unbounded
+// above, where a bound of the empty key would leave nothing to read.
+TEST_F(BatchTest, ReadInOrderUnderAPrefixOfAllOnesReadsItsKeys) {
+  const std::string prefix("\xff\xff");
+  Batch seed(engine());
+  seed.Put(ColumnFamily::kSubkey, prefix + "1", "one");
+  seed.Put(ColumnFamily::kSubkey, prefix + "2", "two");
+  ASSERT_TRUE(seed.Commit().ok());
+  Batch batch(engine());
+  std::string value;
+  ASSERT_TRUE(batch.ReadInOrder(prefix, prefix + "1", &value).ok());
+  EXPECT_EQ(value, "one");
+  ASSERT_TRUE(batch.ReadInOrder(prefix, prefix + "2", &value).ok());
+  EXPECT_EQ(value, "two");
+}
+
 // A pass down from `upper` whose whole range fits in max_bytes reads it going up: RocksDB's Prev
 // costs several times a Next. Only a range that does not fit is read going down.
 TEST_F(BatchTest, ReadAheadFromUpperGoesUpWhenTheRangeFits) {
@@ -342,11 +401,11 @@ TEST_F(BatchTest, ReadAheadFromUpperGoesUpWhenTheRangeFits) {
   rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
   rocksdb::get_perf_context()->Reset();
   Batch batch(engine());
-  batch.ReadAhead("u0", "u9", 1 << 20, true);
+  batch.ReadAhead("u", "u0", "u9", 1 << 20, true);
   EXPECT_EQ(rocksdb::get_perf_context()->prev_on_memtable_count, 0u);
   for (int i = 0; i < 10; i++) EXPECT_EQ(batch.ReadAheadHolds(e(i)), i < 9) << i;
   batch.Clear();
-  batch.ReadAhead("u0", "u9", 3, true);  // three one-byte values: the top three, going down
+  batch.ReadAhead("u", "u0", "u9", 3, true);  // three one-byte values: the top three, going down
   EXPECT_GT(rocksdb::get_perf_context()->prev_on_memtable_count, 0u);
   for (int i = 0; i < 10; i++) EXPECT_EQ(batch.ReadAheadHolds(e(i)), i >= 6 && i < 9) << i;
   rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
@@ -363,7 +422,7 @@ TEST_F(BatchTest, ReadAheadAnswersUnwrittenKeysUntilCommit) {
   ASSERT_TRUE(seed.Commit().ok());
 
   Batch batch(engine());
-  batch.ReadAhead("e2", "e6", 1 << 20, false);
+  batch.ReadAhead("e", "e2", "e6", 1 << 20, false);
   for (int i = 0; i < 10; i++) {
     EXPECT_EQ(batch.ReadAheadHolds(e(i)), i >= 2 && i < 6) << i;
   }
@@ -388,15 +447,15 @@ TEST_F(BatchTest, ReadAheadAnswersUnwrittenKeysUntilCommit) {
   ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "e3", &value).ok());
   EXPECT_EQ(value, "new");
 
-  batch.ReadAhead("e0", "e9", 1, true);  // one value's bytes reach the limit
+  batch.ReadAhead("e", "e0", "e9", 1, true);  // one value's bytes reach the limit
   EXPECT_TRUE(batch.ReadAheadHolds("e8"));
   EXPECT_FALSE(batch.ReadAheadHolds("e7"));
-  batch.ReadAhead("e0", "e9", 2, false);  // "v" is one byte: two values
+  batch.ReadAhead("e", "e0", "e9", 2, false);  // "v" is one byte: two values
   EXPECT_TRUE(batch.ReadAheadHolds("e0"));
   EXPECT_TRUE(batch.ReadAheadHolds("e1"));
   EXPECT_FALSE(batch.ReadAheadHolds("e2"));
-  EXPECT_TRUE(batch.ReadAheadHolds("e8"));      // a later pass adds to the earlier ones
-  batch.ReadAhead("e1", "e3", 1 << 20, false);  // overlapping: e1 is held once
+  EXPECT_TRUE(batch.ReadAheadHolds("e8"));           // a later pass adds to the earlier ones
+  batch.ReadAhead("e", "e1", "e3", 1 << 20, false);  // overlapping: e1 is held once
   Batch other2(engine());
   other2.Put(ColumnFamily::kSubkey, "e1", "newer");
   other2.Put(ColumnFamily::kSubkey, "e2", "newer");
