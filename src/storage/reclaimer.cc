@@ -43,6 +43,25 @@ void Reclaimer::Note(std::string begin, std::string end) {
   cv_.notify_one();
 }
 
+namespace {
+
+// The union of `ranges`, as ranges that neither overlap nor touch. Pops at a list's right end
+// note [tail, end) for each tail they pass: counted apart, those ranges counted a file's bytes
+// up to once per note, and a file a tenth dead was rewritten (docs/benchmarks.md, change 80).
+std::map<std::string, std::string> Union(const std::map<std::string, std::string>& ranges) {
+  std::map<std::string, std::string> out;
+  for (const auto& [begin, end] : ranges) {
+    if (!out.empty() && begin <= out.rbegin()->second) {
+      out.rbegin()->second = std::max(out.rbegin()->second, end);
+    } else {
+      out.emplace_hint(out.end(), begin, end);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void Reclaimer::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
@@ -54,7 +73,7 @@ void Reclaimer::Run() {
     Ranges ranges;
     ranges.swap(pending_);
     lock.unlock();
-    Pass(ranges);
+    Pass(Union(ranges));
     passes_.fetch_add(1, std::memory_order_release);
     lock.lock();
   }

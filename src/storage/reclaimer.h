@@ -7,10 +7,10 @@
 // reason: nothing was written over their keys, so no tombstone counts against them, and no later
 // write overlaps them either (a queue's indexes only grow; a version is never reused; a sorted
 // set's pops delete only its score entries). A list whose end moved far, a large collection's
-// ended incarnation, or a large sorted set halved by pops notes its dead range here; a
-// pass compacts each file that lies in a noted range or has nine tenths of its bytes there: in
-// place in levels 1 and up, into the base level from level 0 (where a drained queue's files stay
-// once writes stop).
+// ended incarnation, or a large sorted set halved by pops notes its dead range here; a pass
+// compacts each file that lies in a noted range or has nine tenths of its bytes in their union:
+// in place in levels 1 and up, into the base level from level 0 (where a drained queue's files
+// stay once writes stop).
 //
 // A range is a hint of where to look, never a reason to drop anything: which entries go is still
 // the compaction filter's decision, made from the current metadata. A stale or wrong range costs

@@ -15,6 +15,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace basalt {
 namespace {
@@ -62,9 +64,12 @@ class ReclaimerTest : public ::testing::Test {
   }
 
   // Notes [begin, end) and waits for the pass that takes it (it runs a kPassInterval later).
-  void NoteAndWait(int begin, int end) {
+  void NoteAndWait(int begin, int end) { NoteAllAndWait({{begin, end}}); }
+
+  // Notes each [begin, end) and waits for the pass that takes them all.
+  void NoteAllAndWait(const std::vector<std::pair<int, int>>& ranges) {
     uint64_t passes = reclaimer_.passes();
-    reclaimer_.Note(Key(begin), Key(end));
+    for (const auto& [begin, end] : ranges) reclaimer_.Note(Key(begin), Key(end));
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (reclaimer_.passes() == passes && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -104,6 +109,18 @@ TEST_F(ReclaimerTest, CompactsAFileWithNineTenthsOfItsBytesInTheRanges) {
   EXPECT_EQ(reclaimer_.files_compacted(), 1u);
   // Compacted in place: still one file (nothing filters these keys), in the same level.
   EXPECT_EQ(LevelOfOnlyFile(), level);
+}
+
+// Pops at a list's right end note [tail, end) at each of many tails: ranges that overlap, whose
+// bytes count once. Counted once each, these seven tenths added up to more than the file.
+TEST_F(ReclaimerTest, CountsTheBytesOfOverlappingRangesOnce) {
+  WriteAndFlush(10000);
+  CompactAll();
+  reclaimer_.Start(db_.get(), db_->DefaultColumnFamily());
+  NoteAllAndWait({{3000, 20000}, {4000, 20000}, {5000, 20000}, {6000, 20000}, {3500, 9000}});
+  EXPECT_EQ(reclaimer_.files_compacted(), 0u);
+  NoteAllAndWait({{500, 20000}, {2000, 6000}});  // together nine tenths and more
+  EXPECT_EQ(reclaimer_.files_compacted(), 1u);
 }
 
 TEST_F(ReclaimerTest, CompactsAFileThatLiesInARange) {
