@@ -324,9 +324,11 @@ void Batch::ReadAhead(const rocksdb::Slice& prefix, const rocksdb::Slice& lower,
     for (; it->Valid() && it->key().compare(lower) >= 0 && bytes < max_bytes; it->Prev()) take();
     std::reverse(entries.begin(), entries.end());
   }
-  // A failed pass leaves nothing read ahead: the point reads then go to the database.
+  // A failed pass leaves nothing read ahead: the point reads then go to the database, and the
+  // next pass or in-order read to a new iterator.
   if (!it->status().ok()) {
     read_ahead_.clear();
+    in_order_.reset();
     return;
   }
   HoldReadAhead(std::move(entries));
@@ -375,11 +377,15 @@ rocksdb::Status Batch::ReadInOrder(const rocksdb::Slice& prefix, const rocksdb::
   // again, or keys skipped) a seek.
   if (it->Valid() && it->key() != key) it->Next();
   if (!it->Valid() || it->key() != key) {
-    if (!it->status().ok()) return it->status();
-    it->Seek(key);
+    if (it->status().ok()) it->Seek(key);
+    if (!it->status().ok()) {
+      // A failed iterator stays failed: the next read makes a new one.
+      rocksdb::Status s = it->status();
+      in_order_.reset();
+      return s;
+    }
   }
-  if (!it->Valid()) return it->status().ok() ? rocksdb::Status::NotFound() : it->status();
-  if (it->key() != key) return rocksdb::Status::NotFound();
+  if (!it->Valid() || it->key() != key) return rocksdb::Status::NotFound();
   value->assign(it->value().data(), it->value().size());
   return rocksdb::Status::OK();
 }
