@@ -146,6 +146,8 @@ void ScanMembersCommand(CommandContext& c, RedisType type, const ScanEmitter& em
       break;
     }
     if (!opts.Matches(it.member())) continue;
+    // Checked here rather than by the iterator (SkipPoppedMembers): a popped member's entry
+    // counts as examined, so that COUNT bounds the work of one call as it does elsewhere.
     if (type == RedisType::kZset) {
       StatusOr<bool> live =
           ZsetMemberLive(c.ctx, c.db(), c.arg(1), state->meta, it.member(), it.value());

@@ -125,14 +125,8 @@ double ScoreOf(const Input& in, std::string_view value) {
 Status VisitInput(CommandContext& c, const Input& in,
                   const std::function<bool(std::string_view member, double score)>& visit) {
   MemberIterator it(c.ctx, ColumnFamily::kSubkey, c.db(), c.arg(in.arg), in.state.meta.version);
-  const bool zset = in.state.meta.type == RedisType::kZset;
+  it.SkipPoppedMembers(c.ctx, c.db(), c.arg(in.arg), in.state.meta);
   for (it.Seek(); it.Valid(); it.Next()) {
-    if (zset) {
-      StatusOr<bool> live =
-          ZsetMemberLive(c.ctx, c.db(), c.arg(in.arg), in.state.meta, it.member(), it.value());
-      if (!live.ok()) return live.status();
-      if (!*live) continue;
-    }
     if (!visit(it.member(), ScoreOf(in, it.value()))) break;
   }
   return it.status();

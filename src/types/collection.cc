@@ -62,6 +62,25 @@ void MemberIterator::Seek(std::string_view member_start) {
   std::string target = prefix_;
   target.append(member_start);
   it_->Seek(target);
+  if (popped_from_ != nullptr) StepOverPopped();
+}
+
+void MemberIterator::SkipPoppedMembers(Context& ctx, int db, std::string_view key,
+                                       const Metadata& meta) {
+  // A sorted set never popped has no such entries (ZsetMemberLive would answer at once).
+  if (meta.type != RedisType::kZset || !meta.zset.Marked()) return;
+  ctx_ = &ctx;
+  db_ = db;
+  key_ = key;
+  popped_from_ = &meta;
+}
+
+void MemberIterator::StepOverPopped() {
+  for (; check_.ok() && Valid(); it_->Next()) {
+    StatusOr<bool> live = ZsetMemberLive(*ctx_, db_, key_, *popped_from_, member(), value());
+    if (!live.ok()) check_ = live.status();
+    if (!live.ok() || *live) return;
+  }
 }
 
 void MemberIterator::SeekBelow(std::string_view member_start, std::string_view member_limit) {
@@ -93,7 +112,7 @@ void MemberIterator::SeekToLast(std::string_view member_end) {
 bool MemberIterator::Valid() const {
   // The bounds are also checked here: the batch side of the iterator does not honour them in
   // every direction, and an entry outside this incarnation must never be taken for a member.
-  return it_->Valid() && it_->key().starts_with(lower_slice_);
+  return check_.ok() && it_->Valid() && it_->key().starts_with(lower_slice_);
 }
 
 std::string_view MemberIterator::member() const {
@@ -102,6 +121,7 @@ std::string_view MemberIterator::member() const {
 }
 
 Status MemberIterator::status() const {
+  if (!check_.ok()) return check_;
   if (it_->status().ok()) return Status::OK();
   return Status::IOError(it_->status().ToString());
 }
@@ -124,13 +144,8 @@ StatusOr<Metadata> CopyMembers(Context& ctx, int src_db, std::string_view src_ke
     // Collect first: writing into the batch while iterating over it is not allowed.
     std::vector<std::pair<std::string, std::string>> entries;
     // So are a sorted set's popped members that kept their `subkey` entries (types/zset.h).
-    const bool zset_members = meta.type == RedisType::kZset && cf == ColumnFamily::kSubkey;
+    if (cf == ColumnFamily::kSubkey) it.SkipPoppedMembers(ctx, src_db, src_key, meta);
     for (it.Seek(first); it.Valid() && (end.empty() || it.member() < end); it.Next()) {
-      if (zset_members) {
-        StatusOr<bool> live = ZsetMemberLive(ctx, src_db, src_key, meta, it.member(), it.value());
-        if (!live.ok()) return live.status();
-        if (!*live) continue;
-      }
       entries.emplace_back(it.member(), it.value());
     }
     Status s = it.status();

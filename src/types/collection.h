@@ -60,7 +60,15 @@ class MemberIterator {
   // Whether the batch may have written the current entry since the database-only iterator read
   // it (never, for an iterator that sees the batch).
   bool MayBeStale() const;
-  void Next() { it_->Next(); }
+  // Over the `subkey` entries of `meta`, when it is a sorted set some pop took members from:
+  // Seek() and Next() step over those members' entries, which stay (ZsetMemberLive,
+  // types/zset.h). A failed check ends the walk, and status() tells it. `key` and `meta` must
+  // outlive the iterator.
+  void SkipPoppedMembers(Context& ctx, int db, std::string_view key, const Metadata& meta);
+  void Next() {
+    it_->Next();
+    if (popped_from_ != nullptr) StepOverPopped();
+  }
   void Prev() { it_->Prev(); }
   // db | len | key | version: what every entry's key starts with.
   const std::string& prefix() const { return prefix_; }
@@ -72,6 +80,9 @@ class MemberIterator {
   Status status() const;
 
  private:
+  // Moves on to the first entry from here that is not a popped member (SkipPoppedMembers).
+  void StepOverPopped();
+
   std::string prefix_;
   std::string upper_;
   rocksdb::Slice upper_slice_;
@@ -80,6 +91,12 @@ class MemberIterator {
   Batch* held_by_ = nullptr;  // the batch holding it_, for a database-only iterator
   std::unique_ptr<rocksdb::Iterator> owned_;
   rocksdb::Iterator* it_ = nullptr;
+  // What SkipPoppedMembers() was given, if it applies (null: every entry is a member).
+  Context* ctx_ = nullptr;
+  int db_ = 0;
+  std::string_view key_;
+  const Metadata* popped_from_ = nullptr;
+  Status check_;  // a failed check of whether an entry is a member
 };
 
 // Copies every live member of the collection (`meta` of src) to a new incarnation at dst_db/dst_key

@@ -4,7 +4,6 @@
 
 #include "common/hash.h"
 #include "types/set_removals.h"
-#include "types/zset.h"
 
 namespace basalt {
 
@@ -47,13 +46,8 @@ StatusOr<std::vector<Member>> ReadMembers(Context& ctx, int db, std::string_view
   std::vector<Member> out;
   out.reserve(meta.size);
   MemberIterator it(ctx, ColumnFamily::kSubkey, db, key, meta.version);
-  const bool zset = meta.type == RedisType::kZset;
+  it.SkipPoppedMembers(ctx, db, key, meta);
   for (it.Seek(); it.Valid(); it.Next()) {
-    if (zset) {
-      StatusOr<bool> live = ZsetMemberLive(ctx, db, key, meta, it.member(), it.value());
-      if (!live.ok()) return live.status();
-      if (!*live) continue;
-    }
     out.push_back({std::string(it.member()), std::string(it.value())});
   }
   Status s = it.status();
