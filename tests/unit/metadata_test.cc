@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/coding.h"
@@ -134,13 +135,19 @@ TEST(MetadataTest, ZsetScanBoundsRoundTripAndAreOptional) {
   }
 }
 
-TEST(MetadataTest, ZsetEntriesBeyondTheMarksRoundTripOnlyWhenListed) {
+// A sorted set of three members popped from both ends, leaving these marks.
+Metadata PoppedZset(std::string low_mark, std::string high_mark) {
   Metadata m;
   m.type = RedisType::kZset;
   m.version = 7;
   m.size = 3;
-  m.zset.mutable_end(false).mark = "m";
-  m.zset.mutable_end(true).mark = "x";
+  m.zset.mutable_end(false).mark = std::move(low_mark);
+  m.zset.mutable_end(true).mark = std::move(high_mark);
+  return m;
+}
+
+TEST(MetadataTest, ZsetEntriesBeyondTheMarksRoundTripOnlyWhenListed) {
+  Metadata m = PoppedZset("m", "x");
   std::string marks_only = m.Encode();
   m.zset.mutable_end(false).beyond = {"a", "cc"};
   std::string listed = m.Encode();
@@ -166,12 +173,7 @@ TEST(MetadataTest, ZsetEntriesBeyondTheMarksRoundTripOnlyWhenListed) {
 }
 
 TEST(MetadataTest, ZsetReachesRoundTripAfterTheListsOnlyWhenSet) {
-  Metadata m;
-  m.type = RedisType::kZset;
-  m.version = 7;
-  m.size = 3;
-  m.zset.mutable_end(false).mark = "c";
-  m.zset.mutable_end(true).mark = "x";
+  Metadata m = PoppedZset("c", "x");
   std::string marks_only = m.Encode();
   m.zset.mutable_end(false).reach = "k";
   std::string reached = m.Encode();
