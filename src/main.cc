@@ -220,6 +220,9 @@ int main(int argc, char** argv) {
   state.command_counters =
       std::vector<basalt::CommandCounters>(basalt::CommandTable::Get().all().size());
   state.start_time_ms = basalt::UnixMillis();
+  // Measures the command clock's rate now rather than during the first command.
+  LOG(INFO) << (basalt::CommandClock::CountsCpuTicks() ? "commands timed by the TSC"
+                                                       : "commands timed by the monotonic clock");
   state.last_save_unix = state.start_time_ms / 1000;
   state.executable = ExecutablePath(argv[0]);
   state.run_id = RandomRunId();

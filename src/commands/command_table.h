@@ -146,7 +146,17 @@ class CommandTable {
   CommandTable();
   static CommandTable& Mutable();
   std::vector<const CommandSpec*> all_;
-  std::unordered_map<const CommandSpec*, size_t> index_of_;  // position in all_
+  // Position in all_ by spec address: open addressing, a power of two at least four times the
+  // specs, so that a lookup is a multiply and a slot or two of one array.
+  struct IndexSlot {
+    const CommandSpec* spec = nullptr;
+    size_t index = 0;
+  };
+  static size_t SlotOf(const CommandSpec* spec, size_t mask) {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(spec) * 0x9E3779B97F4A7C15ull) >> 32) &
+           mask;
+  }
+  std::vector<IndexSlot> index_slots_;
   std::vector<const CommandSpec*> callable_;
   // Found by lowercased view: looking a command up builds no string.
   using NameMap =

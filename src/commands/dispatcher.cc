@@ -176,8 +176,30 @@ void CloseForReplySize(ServerState& server, Session& session, const CommandSpec&
 const char* const kBusyScriptError =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
-const CommandSpec* ResolveCommand(const std::vector<std::string>& argv, std::string* error) {
-  const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
+namespace {
+
+// A client's pipeline mostly repeats one command: comparing the name's few bytes with the one it
+// sent last costs less than hashing it into the table, which took 1.3% of a pipelined LPUSH's
+// samples (docs/benchmarks.md, change 81). The table changes only at start-up, before any
+// client connects (rename-command), so a remembered spec stays right.
+const CommandSpec* FindCommand(const std::string& name, Session* session) {
+  if (session == nullptr) return CommandTable::Get().Find(name);
+  if (session->last_spec_found != nullptr && name == session->last_name_sent) {
+    return session->last_spec_found;
+  }
+  const CommandSpec* spec = CommandTable::Get().Find(name);
+  if (spec != nullptr) {
+    session->last_name_sent = name;
+    session->last_spec_found = spec;
+  }
+  return spec;
+}
+
+}  // namespace
+
+const CommandSpec* ResolveCommand(const std::vector<std::string>& argv, std::string* error,
+                                  Session* session) {
+  const CommandSpec* spec = FindCommand(argv[0], session);
   if (spec == nullptr) {
     *error = UnknownCommandError(argv);
     return nullptr;
@@ -227,10 +249,12 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
     reply.Error(kReadOnlyError);
     return;
   }
-  int64_t start = MonotonicMicros();
+  uint64_t start = CommandClock::Now();
   CommandContext c{server, session, argv, reply, ctx, in_exec};
   spec.handler(c);
-  if (in_exec) Account(server, session, spec, argv, MonotonicMicros() - start);
+  if (in_exec) {
+    Account(server, session, spec, argv, CommandClock::MicrosBetween(start, CommandClock::Now()));
+  }
 }
 
 namespace {
@@ -562,7 +586,7 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
               std::string* out, WriteGroup* group) {
   Reply reply(out, session.resp);
   std::string error;
-  const CommandSpec* spec = ResolveCommand(argv, &error);
+  const CommandSpec* spec = ResolveCommand(argv, &error, &session);
   const bool grouped = group != nullptr && spec != nullptr && JoinsGroups(session, *spec, argv);
   if (group != nullptr && !grouped) group->Commit(server);
   if (spec == nullptr) {
@@ -600,14 +624,14 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     return;
   }
 
-  int64_t start = MonotonicMicros();
+  uint64_t start = CommandClock::Now();
   size_t reply_start = out->size();
   bool ran =
       grouped ? GroupedRun(server, session, *group).Run(*spec, argv, reply, out, threshold)
               : RunLocked(server, session, *spec, argv, reply, out, threshold, allowed_while_busy);
   if (!ran) return;
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
-  Account(server, session, *spec, argv, MonotonicMicros() - start);
+  Account(server, session, *spec, argv, CommandClock::MicrosBetween(start, CommandClock::Now()));
 }
 
 }  // namespace basalt

@@ -95,7 +95,9 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
 
 extern const char* const kBusyScriptError;
 
-// Checks name and arity. Returns nullptr and writes the error to *error if invalid.
-const CommandSpec* ResolveCommand(const std::vector<std::string>& argv, std::string* error);
+// Checks name and arity. Returns nullptr and writes the error to *error if invalid. With the
+// client's `session`, a name it sent last is not looked up again.
+const CommandSpec* ResolveCommand(const std::vector<std::string>& argv, std::string* error,
+                                  Session* session = nullptr);
 
 }  // namespace basalt

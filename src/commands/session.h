@@ -66,6 +66,10 @@ struct Session : std::enable_shared_from_this<Session> {
   // The command `last_command` names, unless it has subcommands (only the client's own thread
   // reads this): a pipeline of one command sets the name once.
   const CommandSpec* last_command_spec = nullptr;
+  // The name this client last sent a known command by, as it spelled it, and that command
+  // (only the client's own thread uses these): see ResolveCommand.
+  std::string last_name_sent;
+  const CommandSpec* last_spec_found = nullptr;
 
   // MULTI/EXEC
   bool in_multi = false;

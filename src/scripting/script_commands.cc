@@ -128,8 +128,7 @@ void ScriptCommand(CommandContext& c) {
   c.reply.SimpleLines(kHelp);
 }
 
-constexpr uint32_t kEval =
-    kCmdNoScript | kCmdStale | kCmdSkipSlowlog | kCmdExclusive | kCmdOffload | kCmdMovableKeys;
+constexpr uint32_t kEval = kCmdNoScript | kCmdStale | kCmdExclusive | kCmdOffload | kCmdMovableKeys;
 
 const std::vector<CommandSpec> kScriptingCommands = {
     {"eval", -3, kEval, 0, 0, 0, EvalCommand, "scripting", "Executes a server-side Lua script.",

@@ -546,6 +546,28 @@ def test_slowlog(server, r, c):
         r.config_set("slowlog-log-slower-than", 10000)
 
 
+def test_slowlog_and_commandstats_time_a_slow_command(r):
+    # A script that runs for a while: its time as SLOWLOG and INFO commandstats report it must
+    # lie within what the client waited, and be most of it (a clock read at the wrong rate is
+    # off by orders of magnitude). Redis 7 logs EVAL itself, as it does the commands it calls.
+    loop = "local i = 0 while i < 5000000 do i = i + 1 end return i"
+    try:
+        r.config_set("slowlog-log-slower-than", 1000)
+        r.slowlog_reset()
+        r.config_resetstat()
+        began = time.monotonic()
+        assert r.eval(loop, 0) == 5000000
+        waited_us = (time.monotonic() - began) * 1e6
+        logged = [e for e in r.slowlog_get(10) if e["command"].startswith(b"EVAL")]
+        assert len(logged) == 1
+        assert waited_us / 2 <= logged[0]["duration"] <= waited_us
+        stats = r.info("commandstats")["cmdstat_eval"]
+        assert stats["calls"] == 1
+        assert waited_us / 2 <= stats["usec"] <= waited_us
+    finally:
+        r.config_set("slowlog-log-slower-than", 10000)
+
+
 # --------------------------------------------------------------------------
 # COMMAND
 # --------------------------------------------------------------------------
