@@ -542,6 +542,25 @@ class SkipList final : public MemTableRep {
   // (LPUSH), or neither (a batch in hash order, an MSET of key:0 ... key:N).
   enum class RunOrder { kOneNode, kAscending, kDescending, kMixed };
   RunOrder run_order_ = RunOrder::kOneNode;
+  // In a descending run, how many of the lowest levels of splice_prev_ hold the last node before
+  // the run on their level (0: none known). The run's next key falls between that node and its
+  // successor on each of them (InsertBeforeRun).
+  int run_prev_levels_ = 0;
+
+  // Links `entry`, of height `height`, into a descending run from the nodes before the run,
+  // when the splice holds them for every level it links into and each brackets the key; false
+  // (nothing done) otherwise.
+  bool InsertBeforeRun(const char* entry, int height, const EntryTarget& target);
+  // Searches the levels an insert from a warmed path links into (see InsertKey), leaving the
+  // new node's neighbours on them in the splice. Returns how many of the lowest levels of
+  // splice_prev_ then hold the node's predecessors, for a descending insert (0 otherwise).
+  int SearchFromWarmedPath(const EntryTarget& target, int height, int max_height,
+                           const WarmedPaths::Path& warmed, RunOrder order, bool after_last,
+                           bool descending);
+  // Notes the insert of `entry` in the run state above; `run_first`: it is the run's first
+  // insert or comes before all of the run's.
+  void NoteInsert(const char* entry, int height, RunOrder order, bool run_first, bool descending,
+                  int prev_levels, uint64_t path_id);
 
   // CurrentSummit's: the nodes counted so far, and when the last Summit was made. The Summits
   // made are kept until the list goes, since a search may still start from an older one.

@@ -122,50 +122,22 @@ bool SkipList::InsertKey(KeyHandle handle) {
     warmed.nodes = nullptr;
     warmed.height = 0;
   }
+  if (order == RunOrder::kDescending && from_warming && height <= run_prev_levels_ &&
+      InsertBeforeRun(entry, height, target)) {
+    if (index_ != nullptr) index_->Add(entry, height);
+    NoteInsert(entry, height, order, /*run_first=*/true, /*descending=*/true, run_prev_levels_,
+               warmed.id);
+    return true;
+  }
+  // Keys that go down from the last insert (LPUSH) keep the splice before the new node.
+  const bool descending = last_insert_ != nullptr && Compare(last_insert_, target) > 0;
   int level;
+  int prev_levels = 0;  // the levels of splice_prev_ that hold the new node's predecessors
   // A path left now is as tall as the list, so it starts every level the new node links into.
   if (warmed.nodes != nullptr) {
-    // The warmed path starts every level the new node links into (most nodes link into level
-    // 0 alone): search only those. The splice above them stays unknown. Keys warmed in one gap
-    // share a path, and a run of them would walk over all the nodes it inserted before: in an
-    // ascending run (RPUSH, ZADD with rising scores, a set moved to a new incarnation) the
-    // last insert starts instead, where it is lower, and on the levels above it the run's last
-    // node there. Without the latter, a node taller than the one before it walked its top
-    // level over the whole run so far: a run of n inserts cost O(n^2) steps. A descending run
-    // (LPUSH) has none of its nodes before the key: the gap's path is right. A run in neither
-    // order (a batch in hash order; MSET key:1 ... key:70000, which goes back inside itself)
-    // is searched from the gap's path on the run's top level, which holds few of its nodes,
-    // and down from there as a search from the head would: starting from the last insert walked
-    // level 0 over the run between the two keys, and a 70k-key MSET into a memtable holding
-    // keys elsewhere took 5 s of a worker. A warming search that started below the top (from a
-    // Summit) leaves the head as its path above the start: where the path is the head, the
-    // search continues from the level above instead of walking that whole level, and from the
-    // top of the list for the new node's top level.
     level = height;
-    splice_height_ = 0;
-    if (!same_run) run_height_ = 0;
-    const bool mixed = order == RunOrder::kMixed;
-    int top = mixed ? std::max(level, run_height_) - 1 : level - 1;
-    if (warmed.nodes[top] == head()) top = max_height - 1;
-    const char* above = head();
-    const char* bound = nullptr;
-    size_t steps = 0;
-    for (int i = top; i >= 0; i--) {
-      const char* start = warmed.nodes[i];
-      if (mixed) {
-        if (i < top || start == head()) start = above;
-      } else if (after_last && i < last_insert_height_) {
-        start = last_insert_;
-      } else if (after_last && i < run_height_ && Compare(run_nodes_[i], target) < 0) {
-        start = run_nodes_[i];
-      } else if (start == head()) {
-        start = above;
-      }
-      steps += FindInLevel(target, i, start, &splice_prev_[i], &splice_next_[i], bound);
-      above = splice_prev_[i];
-      bound = splice_next_[i];
-    }
-    ThreadWarmedPaths::CountInsertSteps(steps);
+    prev_levels =
+        SearchFromWarmedPath(target, height, max_height, warmed, order, after_last, descending);
   } else {
     level = BracketingLevel(entry, max_height);
     if (level == max_height) {
@@ -179,6 +151,7 @@ bool SkipList::InsertKey(KeyHandle handle) {
                            splice_next_[i + 1]);
     }
     if (from_warming) ThreadWarmedPaths::CountInsertSteps(steps);
+    prev_levels = level;
   }
   for (int i = 0; i < height; i++) {
     // Levels above the bracketing one bracket too, unless a concurrent insert landed there.
@@ -194,17 +167,100 @@ bool SkipList::InsertKey(KeyHandle handle) {
   if (index_ != nullptr) index_->Add(entry, height);
   // Keep the gap on the side the inserts are moving to: after the new node when keys ascend,
   // before it when they descend (LPUSH writes ever smaller indexes).
-  bool descending = last_insert_ != nullptr && Compare(last_insert_, target) > 0;
-  for (int i = 0; i < height; i++) {
-    (descending ? splice_next_ : splice_prev_)[i] = entry;
-    run_nodes_[i] = entry;
+  for (int i = 0; i < height; i++) (descending ? splice_next_ : splice_prev_)[i] = entry;
+  NoteInsert(entry, height, order, !same_run || before_run, descending, prev_levels, warmed.id);
+  return true;
+}
+
+int SkipList::SearchFromWarmedPath(const EntryTarget& target, int height, int max_height,
+                                   const WarmedPaths::Path& warmed, RunOrder order, bool after_last,
+                                   bool descending) {
+  // The warmed path starts every level the new node links into (most nodes link into level
+  // 0 alone): search only those. The splice above them stays unknown. Keys warmed in one gap
+  // share a path, and a run of them would walk over all the nodes it inserted before: in an
+  // ascending run (RPUSH, ZADD with rising scores, a set moved to a new incarnation) the
+  // last insert starts instead, where it is lower, and on the levels above it the run's last
+  // node there. Without the latter, a node taller than the one before it walked its top
+  // level over the whole run so far: a run of n inserts cost O(n^2) steps. A descending run
+  // (LPUSH) has none of its nodes before the key: the gap's path is right. A run in neither
+  // order (a batch in hash order; MSET key:1 ... key:70000, which goes back inside itself)
+  // is searched from the gap's path on the run's top level, which holds few of its nodes,
+  // and down from there as a search from the head would: starting from the last insert walked
+  // level 0 over the run between the two keys, and a 70k-key MSET into a memtable holding
+  // keys elsewhere took 5 s of a worker. A warming search that started below the top (from a
+  // Summit) leaves the head as its path above the start: where the path is the head, the
+  // search continues from the level above instead of walking that whole level, and from the
+  // top of the list for the new node's top level.
+  splice_height_ = 0;
+  if (order == RunOrder::kOneNode) run_height_ = 0;  // a new run
+  const bool mixed = order == RunOrder::kMixed;
+  int top = mixed ? std::max(height, run_height_) - 1 : height - 1;
+  if (warmed.nodes[top] == head()) top = max_height - 1;
+  const char* above = head();
+  const char* bound = nullptr;
+  size_t steps = 0;
+  for (int i = top; i >= 0; i--) {
+    const char* start = warmed.nodes[i];
+    if (mixed) {
+      if (i < top || start == head()) start = above;
+    } else if (after_last && i < last_insert_height_) {
+      start = last_insert_;
+    } else if (after_last && i < run_height_ && Compare(run_nodes_[i], target) < 0) {
+      start = run_nodes_[i];
+    } else if (start == head()) {
+      start = above;
+    }
+    steps += FindInLevel(target, i, start, &splice_prev_[i], &splice_next_[i], bound);
+    above = splice_prev_[i];
+    bound = splice_next_[i];
   }
+  ThreadWarmedPaths::CountInsertSteps(steps);
+  // Above the levels searched, what an earlier insert of the run searched, and above those
+  // the warmed path's nodes: in a descending run each precedes the run on its level, unless
+  // it stands for a level the warming did not search (the head above a Summit), which
+  // InsertBeforeRun finds does not bracket the key.
+  if (!descending) return 0;
+  const int known = order == RunOrder::kDescending ? run_prev_levels_ : 0;
+  for (int i = std::max(top + 1, known); i < max_height; i++) splice_prev_[i] = warmed.nodes[i];
+  return max_height;
+}
+
+void SkipList::NoteInsert(const char* entry, int height, RunOrder order, bool run_first,
+                          bool descending, int prev_levels, uint64_t path_id) {
+  for (int i = 0; i < height; i++) run_nodes_[i] = entry;
+  run_prev_levels_ = descending ? prev_levels : 0;
   run_height_ = std::max(run_height_, height);
-  if (!same_run || before_run) run_first_ = entry;
+  if (run_first) run_first_ = entry;
   run_order_ = order;
   last_insert_ = entry;
   last_insert_height_ = height;
-  last_warmed_path_ = warmed.id;
+  last_warmed_path_ = path_id;
+}
+
+// Each key of a descending run in one gap (LPUSH) lies after the node that precedes the run on
+// each level and before the run's nodes there, the last insert's search found the former, and
+// a key warmed from that gap has nothing else between: the new node goes right after it. The
+// run's first insert may have searched from the top of the list, where the gap is at the front
+// and its path the head on every level (about as many comparisons as the list has levels, 24%
+// of a pipelined LPUSH's instructions before, docs/benchmarks.md, change 82); the others now
+// compare twice per level they link into. The comparisons check that each level brackets the
+// key, so a splice that does not (whatever the reason) leaves the insert to the search.
+bool SkipList::InsertBeforeRun(const char* entry, int height, const EntryTarget& target) {
+  for (int i = 0; i < height; i++) {
+    const char* prev = splice_prev_[i];
+    const char* next = NextOf(prev, i);
+    if ((prev != head() && Compare(prev, target) >= 0) ||
+        (next != nullptr && Compare(next, target) <= 0)) {
+      return false;
+    }
+    splice_next_[i] = next;
+  }
+  for (int i = 0; i < height; i++) {
+    LinkOf(entry, i)->store(splice_next_[i], std::memory_order_relaxed);
+    LinkOf(splice_prev_[i], i)->store(entry, std::memory_order_release);
+    splice_next_[i] = entry;
+  }
+  ThreadWarmedPaths::CountInsertBeforeRun();
   return true;
 }
 
@@ -306,6 +362,10 @@ uint64_t SkipListMemTableFactory::IndexStepsOnThisThread() {
 
 uint64_t SkipListMemTableFactory::WarmedInsertStepsOnThisThread() {
   return ThreadWarmedPaths::InsertSteps();
+}
+
+uint64_t SkipListMemTableFactory::InsertsBeforeRunsOnThisThread() {
+  return ThreadWarmedPaths::InsertsBeforeRuns();
 }
 
 SkipListMemTableFactory::NewestReader::NewestReader(const SkipListMemTableFactory& factory)

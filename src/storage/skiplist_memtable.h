@@ -80,6 +80,9 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   static uint64_t WarmingStepsOnThisThread();
   // How many nodes this thread's inserts from warmed paths have stepped past, since it started.
   static uint64_t WarmedInsertStepsOnThisThread();
+  // How many of this thread's inserts went into a descending run of keys warmed in one gap
+  // (LPUSH) straight from the nodes before the run, without a search, since it started.
+  static uint64_t InsertsBeforeRunsOnThisThread();
   // The calling thread's last seek into the newest memtable found the place of `user_key`, a
   // key the thread is about to write (a random pop seeks a point and deletes the member after
   // it): the thread's next WarmInsertPaths starts that key's search from the seek's path instead

@@ -129,6 +129,8 @@ class ThreadWarmedPaths {
   static uint64_t Steps() { return ForThisThread().steps_; }
   static void CountInsertSteps(uint64_t steps) { ForThisThread().insert_steps_ += steps; }
   static uint64_t InsertSteps() { return ForThisThread().insert_steps_; }
+  static void CountInsertBeforeRun() { ForThisThread().inserts_before_runs_++; }
+  static uint64_t InsertsBeforeRuns() { return ForThisThread().inserts_before_runs_; }
 
  private:
   static constexpr size_t kSlots = 4;
@@ -140,8 +142,9 @@ class ThreadWarmedPaths {
   WarmedPaths slots_[kSlots];
   size_t next_reused_ = 0;
   uint64_t taken_ = 0;
-  uint64_t steps_ = 0;         // nodes the warming walks compared, for tests
-  uint64_t insert_steps_ = 0;  // nodes inserts from warmed paths stepped past, for tests
+  uint64_t steps_ = 0;                // nodes the warming walks compared, for tests
+  uint64_t insert_steps_ = 0;         // nodes inserts from warmed paths stepped past, for tests
+  uint64_t inserts_before_runs_ = 0;  // inserts linked by SkipList::InsertBeforeRun, for tests
 };
 
 // A search's path: at each level below `height`, the last node before the target (head() when

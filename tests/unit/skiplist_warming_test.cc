@@ -306,6 +306,43 @@ TEST_P(SkipListWarmingTest, RunsInOneGapInsertInOrder) {
   ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
 }
 
+// A descending run in one gap (LPUSH) links each key after the run's first straight after the
+// nodes that precede the run, without a search: at the front of the list, where the gap's path
+// is the head on every level, each of them searched from the top. In a gap in the middle too;
+// an ascending run does not, and the list still agrees with a model.
+TEST_P(SkipListWarmingTest, DescendingRunsLinkAfterTheNodesBeforeThem) {
+  ASSERT_NO_FATAL_FAILURE(Open());
+  for (int i = 0; i < 1000; i++) {
+    ASSERT_NO_FATAL_FAILURE(Put(Numbered("l", i), "v"));
+    ASSERT_NO_FATAL_FAILURE(Put(Numbered("n", i), "v"));
+  }
+  for (const char* prefix : {"a", "m"}) {  // before every entry, and between "l" and "n"
+    for (int round = 0; round < 4; round++) {
+      // Each round's keys before the last round's, as successive LPUSH batches write them.
+      std::vector<std::string> keys;
+      for (int i = 0; i < 500; i++) keys.push_back(Numbered(prefix, 100000 - round * 500 - i));
+      uint64_t before = SkipListMemTableFactory::InsertsBeforeRunsOnThisThread();
+      WarmAndWrite(keys, "r" + std::to_string(round));
+      uint64_t linked = SkipListMemTableFactory::InsertsBeforeRunsOnThisThread() - before;
+      // All but the run's first, and the few that link higher than any node of the run before
+      // them on levels whose nodes before the run nothing searched (a new record height is
+      // about one in log2 of the run's length).
+      if (bytewise()) {
+        EXPECT_GE(linked, keys.size() - 10) << prefix << " round " << round;
+        EXPECT_LE(linked, keys.size() - 1) << prefix << " round " << round;
+      } else {
+        EXPECT_EQ(linked, 0u) << prefix << " round " << round;
+      }
+    }
+  }
+  std::vector<std::string> ascending;
+  for (int i = 0; i < 500; i++) ascending.push_back(Numbered("m", 200000 + i));
+  uint64_t before = SkipListMemTableFactory::InsertsBeforeRunsOnThisThread();
+  WarmAndWrite(ascending, "up");
+  EXPECT_EQ(SkipListMemTableFactory::InsertsBeforeRunsOnThisThread() - before, 0u);
+  ASSERT_NO_FATAL_FAILURE(ExpectMatchesModel(model_));
+}
+
 // A long ascending run in one gap (a set of thousands moved to a new incarnation, a long RPUSH)
 // inserts in steps that do not grow with the run: each insert starts every level from the run's
 // last node there. Starting the levels above the last insert's height from the gap instead made
