@@ -31,6 +31,15 @@ std::string MemberKey(Context& ctx, int db, std::string_view key, uint64_t versi
   return out;
 }
 
+std::string MemberKey(Context& ctx, int db, std::string_view key, uint64_t version,
+                      std::string_view member_head, std::string_view member_tail) {
+  std::string out = SubkeyPrefix(ctx.keyspace()->Physical(db), key, version,
+                                 member_head.size() + member_tail.size());
+  out.append(member_head);
+  out.append(member_tail);
+  return out;
+}
+
 MemberIterator::MemberIterator(Context& ctx, ColumnFamily cf, int db, std::string_view key,
                                uint64_t version)
     : prefix_(SubkeyPrefix(ctx.keyspace()->Physical(db), key, version)) {

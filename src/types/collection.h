@@ -36,6 +36,10 @@ MemberFilterRef MemberFilterOf(Context& ctx, uint64_t version);
 // db | len | key | version | member, the key of one member in `subkey` or `zset_score`.
 std::string MemberKey(Context& ctx, int db, std::string_view key, uint64_t version,
                       std::string_view member);
+// The same with `member` given in two parts (a `zset_score` entry: score, then member), built
+// without joining them first.
+std::string MemberKey(Context& ctx, int db, std::string_view key, uint64_t version,
+                      std::string_view member_head, std::string_view member_tail);
 
 // Iterates the entries of one collection incarnation in one column family, in key order,
 // seeing the Context's pending writes. Bounds keep it from ever reading into the next key.

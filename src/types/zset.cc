@@ -480,22 +480,26 @@ Status ZsetWriter::Find(std::string_view member, double* score) {
 
 void ZsetWriter::Put(std::string_view member, double score, const double* old_score) {
   std::string encoded = EncodeScore(score);
-  std::string entry = encoded + std::string(member);
+  // The `zset_score` keys end with their entries (score, member): built in one piece each.
+  const size_t entry_size = encoded.size() + member.size();
+  auto entry_of = [&](const std::string& score_key) {
+    return std::string_view(score_key).substr(score_key.size() - entry_size);
+  };
+  std::string score_key = MemberKey(ctx_, db_, key_, meta_.version, encoded, member);
   if (old_score != nullptr) {
     std::string old_encoded = EncodeScore(*old_score);
     if (old_encoded == encoded) return;
-    std::string old_entry = old_encoded + std::string(member);
-    UnlistIfBeyond(old_entry);
-    ctx_.batch().Delete(ColumnFamily::kZsetScore,
-                        MemberKey(ctx_, db_, key_, meta_.version, old_entry));
+    std::string old_key = MemberKey(ctx_, db_, key_, meta_.version, old_encoded, member);
+    UnlistIfBeyond(entry_of(old_key));
+    ctx_.batch().Delete(ColumnFamily::kZsetScore, old_key);
   } else {
     meta_.size++;
   }
-  ListIfBeyond(entry);
+  ListIfBeyond(entry_of(score_key));
   filter_.Note(member);
   ctx_.batch().Put(ColumnFamily::kSubkey, MemberKey(ctx_, db_, key_, meta_.version, member),
                    encoded);
-  ctx_.batch().Put(ColumnFamily::kZsetScore, MemberKey(ctx_, db_, key_, meta_.version, entry), "");
+  ctx_.batch().Put(ColumnFamily::kZsetScore, score_key, "");
   changed_ = true;
 }
 

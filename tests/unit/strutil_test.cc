@@ -116,6 +116,40 @@ TEST(ParseDoubleTest, AcceptsFiniteNumbers) {
   EXPECT_EQ(ParseDouble("1e2"), 100.0);
 }
 
+// Short decimals are parsed without strtod (Clinger's fast path); every result, -0 included,
+// must be the very double strtod gives, and every form strtod takes must still be taken.
+TEST(ParseDoubleTest, ShortDecimalsParseToTheDoubleStrtodGives) {
+  std::mt19937_64 rng(7);
+  auto same = [](std::string_view text) {
+    std::string copy(text);
+    char* end = nullptr;
+    double expected = strtod(copy.c_str(), &end);
+    std::optional<double> got = ParseDouble(text);
+    ASSERT_TRUE(got.has_value()) << text;
+    EXPECT_EQ(std::memcmp(&*got, &expected, sizeof(double)), 0)
+        << text << " gave " << *got << ", strtod " << expected;
+  };
+  for (const char* text : {"0", "-0", "-0.0", "0.", ".5", "-.5", "1.", "007", "123456789012345",
+                           "-999999999999999", "0.000000000000000000001", "9007199254740993",
+                           "1234567890.12345", "0.1", "0.3", "-2.5e3", "+1.5", "1e22", "0x1p3"}) {
+    same(text);
+  }
+  const char digits[] = "0123456789";
+  for (int i = 0; i < 200000; i++) {
+    std::string text = rng() % 2 ? "-" : "";
+    int length = 1 + static_cast<int>(rng() % 18);
+    int point = static_cast<int>(rng() % (length + 2)) - 1;  // -1 or past the end: none
+    for (int d = 0; d < length; d++) {
+      if (d == point) text.push_back('.');
+      text.push_back(digits[rng() % 10]);
+    }
+    same(text);
+  }
+  for (const char* text : {"", "-", ".", "-.", "1.2.3", "1-", "1 ", " 1", "--1", "1e", "abc"}) {
+    EXPECT_EQ(ParseDouble(text), std::nullopt) << text;
+  }
+}
+
 TEST(ParseDoubleTest, InfinityAllowedByDefault) {
   auto pos = ParseDouble("inf");
   ASSERT_TRUE(pos.has_value());
