@@ -331,7 +331,9 @@ void Context::Write(int db, std::string_view key, const Metadata& meta, const Ke
     RetireOrphanedExpiry(pdb, key, meta.expire_ms);
   }
   Register(pdb, key, meta);
-  batch_.Put(ColumnFamily::kMetadata, MetadataKey(pdb, key), meta.Encode());
+  meta.EncodeTo(&encoded_metadata_);
+  batch_.Put(ColumnFamily::kMetadata, MetadataKey(pdb, key), encoded_metadata_);
+  if (encoded_metadata_.capacity() > 4096) encoded_metadata_ = std::string();
   touched_.emplace_back(pdb, std::string(key));
   RememberWrite(pdb, key, meta);
 }

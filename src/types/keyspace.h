@@ -213,6 +213,9 @@ class Context {
     Metadata meta;
   };
   LastWrite last_write_;
+  // Where Write() encodes metadata, its capacity kept for the group's next write (one
+  // allocation fewer per write command), unless a large string value grew it.
+  std::string encoded_metadata_;
 };
 
 extern const char* const kWrongTypeError;

@@ -55,8 +55,9 @@ ZsetEnd& ZsetEnds::mutable_end(bool top) {
   return top ? ends_->high : ends_->low;
 }
 
-std::string Metadata::Encode() const {
-  std::string out;
+void Metadata::EncodeTo(std::string* out_string) const {
+  std::string& out = *out_string;
+  out.clear();
   out.reserve(9 + (IsCollection() ? 32 : value.size()));
   bool segmented_string = type == RedisType::kString && segmented;
   PutFixed8(&out, (static_cast<uint8_t>(type) & 0x0f) | (static_cast<uint8_t>(encoding) << 4) |
@@ -66,11 +67,11 @@ std::string Metadata::Encode() const {
     PutFixed64(&out, version);
     PutFixed64(&out, size);
     PutFixed8(&out, segment_shift);
-    return out;
+    return;
   }
   if (type == RedisType::kString) {
     out.append(value);
-    return out;
+    return;
   }
   PutFixed64(&out, version);
   PutFixed64(&out, size);
@@ -97,7 +98,6 @@ std::string Metadata::Encode() const {
       PutLengthPrefixed(&out, zset_high.reach);
     }
   }
-  return out;
 }
 
 bool Metadata::DecodeHeader(std::string_view in, RedisType* type, int64_t* expire_ms) {

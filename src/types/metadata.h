@@ -111,7 +111,13 @@ struct Metadata {
   bool ExpiredAt(int64_t now_ms) const { return expire_ms != 0 && expire_ms <= now_ms; }
   bool operator==(const Metadata&) const = default;
 
-  std::string Encode() const;
+  // Writes the encoding over *out, whose capacity a caller that encodes often keeps.
+  void EncodeTo(std::string* out) const;
+  std::string Encode() const {
+    std::string out;
+    EncodeTo(&out);
+    return out;
+  }
   // False when the bytes are not a metadata value this version understands.
   bool Decode(std::string_view in);
   // Reads only the type and expiry, without copying the body.
