@@ -568,6 +568,27 @@ def test_slowlog_and_commandstats_time_a_slow_command(r):
         r.config_set("slowlog-log-slower-than", 10000)
 
 
+def test_slowlog_logs_a_scripts_commands_under_the_script_client(r):
+    # Redis logs the commands a script calls as its Lua client's, with no address or name of
+    # the caller's, and the EVAL itself as the caller's.
+    try:
+        r.config_set("slowlog-log-slower-than", 0)
+        r.client_setname("caller")
+        r.slowlog_reset()
+        assert r.eval("redis.call('set', 'slowlog-inner', 'v') return 1", 0) == 1
+        entries = r.slowlog_get(10)
+        inner = [e for e in entries if e["command"] == b"set slowlog-inner v"]
+        assert len(inner) == 1
+        assert (inner[0]["client_address"], inner[0]["client_name"]) == (b"?:0", b"")
+        outer = [e for e in entries if e["command"].startswith(b"EVAL")]
+        assert len(outer) == 1
+        assert outer[0]["client_address"].startswith(b"127.0.0.1:")
+        assert outer[0]["client_name"] == b"caller"
+    finally:
+        r.config_set("slowlog-log-slower-than", 10000)
+        r.client_setname("")
+
+
 # --------------------------------------------------------------------------
 # COMMAND
 # --------------------------------------------------------------------------
