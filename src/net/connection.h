@@ -64,6 +64,9 @@ class Connection {
   void ResumeReading();
   // Runs every complete buffered command until input runs out, the client blocks or closes.
   void ProcessCommands();
+  // Starts loading the metadata cache slots and lock stripes of the keys of the next commands
+  // already received, before the first of them runs.
+  void PrefetchPipelinedKeys();
   void AfterCommands(std::string& out);
   void ArmBlockTimer();
   void Flush(std::string& out);

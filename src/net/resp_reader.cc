@@ -138,4 +138,32 @@ RespReader::Result RespReader::ParseMultibulk(std::vector<std::string>* argv,
   return Result::kCommand;
 }
 
+void RespReader::PeekSecondArguments(size_t max, std::vector<std::string_view>* out) const {
+  if (multibulk_remaining_ > 0) return;
+  const char* const end = buffer_.data() + buffer_.size();
+  const char* p = buffer_.data() + pos_;
+  // The number on a "*N" or "$N" line at p, and p moved past the line; nullopt when the line is
+  // not whole or not a length.
+  auto length_line = [&](char kind) -> std::optional<int64_t> {
+    if (p >= end || *p != kind) return std::nullopt;
+    const char* cr = static_cast<const char*>(memchr(p, '\r', end - p));
+    if (cr == nullptr || cr + 1 >= end || cr[1] != '\n') return std::nullopt;
+    std::optional<int64_t> n = ParseLength(std::string_view(p + 1, cr - p - 1));
+    p = cr + 2;
+    return n;
+  };
+  for (size_t found = 0; found < max; found++) {
+    std::optional<int64_t> count = length_line('*');
+    if (!count || *count < 2 || *count > kPeekMaxArguments) return;
+    std::string_view second;
+    for (int64_t i = 0; i < *count; i++) {
+      std::optional<int64_t> len = length_line('$');
+      if (!len || *len < 0 || *len > end - p - 2) return;
+      if (i == 1) second = std::string_view(p, static_cast<size_t>(*len));
+      p += *len + 2;
+    }
+    out->push_back(second);
+  }
+}
+
 }  // namespace basalt

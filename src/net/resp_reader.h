@@ -31,6 +31,13 @@ class RespReader {
   const std::string& error() const { return error_; }
   // Bytes received but not yet parsed into a command (for the query buffer limit and INFO).
   size_t buffered() const { return buffer_.size() - pos_; }
+  // The second argument (for most commands, the first key) of each of the next commands
+  // received whole, up to `max` of them, appended to *out without parsing them: views into the
+  // buffer, valid until the next Feed() or Next(). Stops at the first command that is not a
+  // whole multibulk request of 2 to kPeekMaxArguments arguments (an inline one, one in progress
+  // or incomplete, a malformed one: Next() reports the error when it gets there).
+  static constexpr int64_t kPeekMaxArguments = 64;
+  void PeekSecondArguments(size_t max, std::vector<std::string_view>* out) const;
 
  private:
   Result ParseInline(std::vector<std::string>* argv);

@@ -134,6 +134,10 @@ class Engine {
   void PrefetchMetadata(std::span<const std::string_view> keys) const {
     metadata_cache_.Prefetch(keys);
   }
+  // Only the first line each key's lookup reads, without locks (MetadataCache::PrefetchSlots).
+  void PrefetchMetadataSlots(std::span<const std::string_view> keys) const {
+    metadata_cache_.PrefetchSlots(keys);
+  }
 
   // [begin, end) of `cf` (subkey or zset_score) holds only dead entries, or will once the
   // caller's write commits (a list's popped elements, an ended incarnation's members): the files

@@ -60,6 +60,10 @@ struct MetadataCache::Shard {
 
   std::mutex mu;
   std::vector<Slot> slots = std::vector<Slot>(kInitialSlots);
+  // slots' address and mask, for PrefetchSlots, which reads them without the lock: a stale pair
+  // gives the address of freed or unrelated memory, which a prefetch never touches.
+  std::atomic<uintptr_t> seen_slots{reinterpret_cast<uintptr_t>(slots.data())};
+  std::atomic<size_t> seen_mask{kInitialSlots - 1};
   size_t count = 0;
   size_t hand = 0;  // CLOCK hand: a slot index
   size_t bytes = 0;
@@ -112,6 +116,8 @@ struct MetadataCache::Shard {
       slots[i] = s;
     }
     hand = 0;
+    seen_slots.store(reinterpret_cast<uintptr_t>(slots.data()), std::memory_order_relaxed);
+    seen_mask.store(mask(), std::memory_order_relaxed);
   }
 
   // Frees the node in slot `i` and closes the gap (backward-shift deletion: every later slot of
@@ -222,6 +228,17 @@ void MetadataCache::Prefetch(std::span<const std::string_view> keys) const {
     std::lock_guard<std::mutex> lock(shard.mu);
     const size_t i = shard.Probe(hashes[k]);
     if (i != shard.slots.size()) __builtin_prefetch(shard.slots[i].node);
+  }
+}
+
+void MetadataCache::PrefetchSlots(std::span<const std::string_view> keys) const {
+  if (!enabled()) return;
+  for (std::string_view key : keys) {
+    const uint64_t hash = HashOf(key);
+    const Shard& shard = ShardOf(hash);
+    const uintptr_t slots = shard.seen_slots.load(std::memory_order_relaxed);
+    const size_t slot = hash & shard.seen_mask.load(std::memory_order_relaxed);
+    __builtin_prefetch(reinterpret_cast<const void*>(slots + slot * sizeof(Shard::Slot)));
   }
 }
 

@@ -69,6 +69,10 @@ class MetadataCache {
   // it. Changes nothing the cache holds.
   static constexpr size_t kMaxPrefetch = 64;
   void Prefetch(std::span<const std::string_view> keys) const;
+  // Starts loading only the slot each key's lookup reads first, without taking the shards'
+  // locks: for keys that may not be looked up at all (the commands a client has sent but the
+  // server not yet parsed), where two lock round trips per key would cost more than the miss.
+  void PrefetchSlots(std::span<const std::string_view> keys) const;
 
   // Taken before reading RocksDB, with the latest committed sequence number at that moment.
   struct Ticket {

@@ -244,6 +244,27 @@ StatusOr<KeyState> Context::Lookup(int db, std::string_view key) {
   return state;
 }
 
+void Keyspace::PrefetchForCommands(int db, std::span<const std::string_view> keys) {
+  const uint8_t pdb = Physical(db);
+  thread_local std::string encoded;
+  thread_local std::vector<size_t> ends;
+  thread_local std::vector<std::string_view> views;
+  encoded.clear();
+  ends.clear();
+  views.clear();
+  for (std::string_view key : keys) {
+    locks_.Prefetch(locks_.StripeOf(pdb, key));
+    AppendMetadataKey(&encoded, pdb, key);
+    ends.push_back(encoded.size());
+  }
+  size_t begin = 0;
+  for (size_t end : ends) {
+    views.emplace_back(encoded.data() + begin, end - begin);
+    begin = end;
+  }
+  engine_->PrefetchMetadataSlots(views);
+}
+
 void Context::PrefetchMetadata(int db, std::span<const std::string_view> keys) {
   const uint8_t pdb = keyspace_->Physical(db);
   thread_local std::string encoded;

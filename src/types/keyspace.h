@@ -54,6 +54,9 @@ class Keyspace {
   uint64_t Epoch(uint8_t physical_db) const { return epochs_[physical_db].load(); }
 
   LockTable& locks() { return locks_; }
+  // Starts loading what the commands about to run on `keys` of `db` read first: each key's
+  // metadata cache slot and lock stripe. Takes no lock; a key never used costs only its fetch.
+  void PrefetchForCommands(int db, std::span<const std::string_view> keys);
   WatchRegistry& watches() { return watches_; }
   MemberFilters& member_filters() { return member_filters_; }
   // Held shared by every command and exclusively by EXEC, FLUSHDB/FLUSHALL and SWAPDB.

@@ -6,7 +6,8 @@
 // the same commands and the same error. (Only for inputs under the 64 KiB inline limit: past
 // it, whether a long line without '\n' is an error legitimately depends on the chunking, as in
 // Redis.) The first byte selects the limits: authenticated or not, and a small bulk limit.
-// The same bytes also go through SplitArgs, the inline-command and config-line splitter.
+// The same bytes also go through SplitArgs, the inline-command and config-line splitter, and a
+// peek at the commands' second arguments must agree with the commands parsed.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -52,7 +53,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Outcome whole;
   RespReader one_shot;
   one_shot.Feed(stream, len);
+  // What a peek ahead reads (the prefetch of pipelined keys) is what parsing then gives.
+  std::vector<std::string> peeked;
+  {
+    std::vector<std::string_view> views;
+    one_shot.PeekSecondArguments(16, &views);
+    peeked.assign(views.begin(), views.end());
+  }
   Drain(&one_shot, limits, &whole);
+  for (size_t i = 0; i < peeked.size() && i < whole.commands.size(); i++) {
+    if (whole.commands[i].size() < 2 || whole.commands[i][1] != peeked[i]) __builtin_trap();
+  }
 
   Outcome pieces;
   RespReader chunked;

@@ -79,6 +79,26 @@ TEST(MetadataCacheTest, AnswersPresentAndAbsentKeys) {
   EXPECT_EQ(stats.misses, 1);
 }
 
+// Prefetching slots without the shards' locks changes no answer, before and after the shards'
+// tables have grown under it.
+TEST(MetadataCacheTest, PrefetchingSlotsChangesNothing) {
+  MetadataCache cache(64 * kMiB);
+  std::vector<std::string> keys;
+  for (int i = 0; i < 100000; i++) keys.push_back("key:" + std::to_string(i));
+  std::vector<std::string_view> views(keys.begin(), keys.end());
+  auto value_of = [](int i) {
+    std::string value = "v";
+    value += std::to_string(i);
+    return value;
+  };
+  cache.PrefetchSlots(views);
+  for (int i = 0; i < 100000; i += 2) Put(cache, 10 + i, keys[i], value_of(i));
+  cache.PrefetchSlots(views);
+  for (int i = 0; i < 100000; i++) {
+    EXPECT_EQ(Show(cache, keys[i]), i % 2 == 0 ? value_of(i) : "miss") << keys[i];
+  }
+}
+
 TEST(MetadataCacheTest, OlderStatesNeverReplaceNewerOnes) {
   MetadataCache cache(kMiB);
   MetadataCache::Ticket before = cache.TakeTicket(5);

@@ -75,6 +75,52 @@ std::string Multibulk(const Argv& argv) {
 // ---------------------------------------------------------------------------------------------
 // Framing
 
+std::vector<std::string> Peek(const RespReader& reader, size_t max) {
+  std::vector<std::string_view> views;
+  reader.PeekSecondArguments(max, &views);
+  return std::vector<std::string>(views.begin(), views.end());
+}
+
+// The peek reads each whole command's second argument without parsing anything away, and stops
+// at the first command it cannot read whole, where Next() takes over.
+TEST(RespReaderTest, PeekSecondArgumentsReadsWholeCommandsAheadWithoutTakingThem) {
+  RespReader reader;
+  std::string input = Multibulk({"SET", "k1", "v"}) + Multibulk({"GET", std::string("k\r\n2", 4)}) +
+                      Multibulk({"INCR", ""}) + Multibulk({"LPUSH", "k3", "a", "b"});
+  reader.Feed(input.data(), input.size());
+  EXPECT_EQ(Peek(reader, 16), (std::vector<std::string>{"k1", std::string("k\r\n2", 4), "", "k3"}));
+  EXPECT_EQ(Peek(reader, 2), (std::vector<std::string>{"k1", std::string("k\r\n2", 4)}));
+  Argv argv;
+  ASSERT_EQ(reader.Next(&argv, {}), Result::kCommand);
+  EXPECT_EQ(argv, (Argv{"SET", "k1", "v"}));
+  EXPECT_EQ(Peek(reader, 16), (std::vector<std::string>{std::string("k\r\n2", 4), "", "k3"}));
+
+  // A command of one argument, an inline one, one that is not whole, a malformed one, and one
+  // with more arguments than a peek reads each end it.
+  const std::vector<std::string> enders = {Multibulk({"PING"}),
+                                           "PING k\r\n",
+                                           Multibulk({"GET", "k"}).substr(0, 12),
+                                           "*2\r\n$3\r\nGET\r\n$x\r\nk\r\n",
+                                           "*2\r\n$3\r\nGET\r\n$999\r\nk\r\n",
+                                           "*2\r\n$-1\r\n",
+                                           Multibulk(Argv(RespReader::kPeekMaxArguments + 1, "a"))};
+  for (const std::string& ender : enders) {
+    RespReader r;
+    std::string bytes = Multibulk({"GET", "before"}) + ender + Multibulk({"GET", "after"});
+    r.Feed(bytes.data(), bytes.size());
+    EXPECT_EQ(Peek(r, 16), (std::vector<std::string>{"before"})) << ender;
+  }
+  // Nothing while a command is half parsed.
+  RespReader partial;
+  std::string half = Multibulk({"SET", "k", "v"});
+  partial.Feed(half.data(), half.size() - 3);
+  ASSERT_EQ(partial.Next(&argv, {}), Result::kNeedMore);
+  partial.Feed(half.data() + half.size() - 3, 3);
+  std::string next = Multibulk({"GET", "k2"});
+  partial.Feed(next.data(), next.size());
+  EXPECT_TRUE(Peek(partial, 16).empty());
+}
+
 TEST(RespReaderTest, ParsesMultibulk) {
   Parsed p = ParseAll("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n");
   ASSERT_EQ(p.last, Result::kNeedMore);
