@@ -244,8 +244,12 @@ StatusOr<KeyState> Context::Lookup(int db, std::string_view key) {
   return state;
 }
 
-void Keyspace::PrefetchForCommands(int db, std::span<const std::string_view> keys) {
-  const uint8_t pdb = Physical(db);
+namespace {
+
+// The `metadata` keys of `keys` in physical database `pdb`, encoded into buffers of the calling
+// thread: valid until its next call.
+std::span<const std::string_view> EncodedMetadataKeys(uint8_t pdb,
+                                                      std::span<const std::string_view> keys) {
   thread_local std::string encoded;
   thread_local std::vector<size_t> ends;
   thread_local std::vector<std::string_view> views;
@@ -253,27 +257,6 @@ void Keyspace::PrefetchForCommands(int db, std::span<const std::string_view> key
   ends.clear();
   views.clear();
   for (std::string_view key : keys) {
-    locks_.Prefetch(locks_.StripeOf(pdb, key));
-    AppendMetadataKey(&encoded, pdb, key);
-    ends.push_back(encoded.size());
-  }
-  size_t begin = 0;
-  for (size_t end : ends) {
-    views.emplace_back(encoded.data() + begin, end - begin);
-    begin = end;
-  }
-  engine_->PrefetchMetadataSlots(views);
-}
-
-void Context::PrefetchMetadata(int db, std::span<const std::string_view> keys) {
-  const uint8_t pdb = keyspace_->Physical(db);
-  thread_local std::string encoded;
-  thread_local std::vector<size_t> ends;
-  thread_local std::vector<std::string_view> views;
-  encoded.clear();
-  ends.clear();
-  views.clear();
-  for (std::string_view key : keys.first(std::min(keys.size(), MetadataCache::kMaxPrefetch))) {
     AppendMetadataKey(&encoded, pdb, key);
     ends.push_back(encoded.size());
   }
@@ -283,7 +266,20 @@ void Context::PrefetchMetadata(int db, std::span<const std::string_view> keys) {
     views.emplace_back(encoded.data() + begin, end - begin);
     begin = end;
   }
-  keyspace_->engine()->PrefetchMetadata(views);
+  return views;
+}
+
+}  // namespace
+
+void Keyspace::PrefetchForCommands(int db, std::span<const std::string_view> keys) {
+  const uint8_t pdb = Physical(db);
+  for (std::string_view key : keys) locks_.Prefetch(locks_.StripeOf(pdb, key));
+  engine_->PrefetchMetadataSlots(EncodedMetadataKeys(pdb, keys));
+}
+
+void Context::PrefetchMetadata(int db, std::span<const std::string_view> keys) {
+  keyspace_->engine()->PrefetchMetadata(EncodedMetadataKeys(
+      keyspace_->Physical(db), keys.first(std::min(keys.size(), MetadataCache::kMaxPrefetch))));
 }
 
 StatusOr<KeyState> Context::LookupOfType(int db, std::string_view key, RedisType type) {
