@@ -211,6 +211,19 @@ MetadataCache::Lookup MetadataCache::Get(std::string_view key, std::string* valu
   return Lookup::kPresent;
 }
 
+namespace {
+
+// Requests the slot a lookup of `hash` reads first, without the shard's lock: the shard's
+// published address and mask, stale or not, only aim a prefetch.
+template <typename Shard>
+void PrefetchSlotOf(const Shard& shard, uint64_t hash) {
+  const uintptr_t slots = shard.seen_slots.load(std::memory_order_relaxed);
+  const size_t slot = hash & shard.seen_mask.load(std::memory_order_relaxed);
+  __builtin_prefetch(reinterpret_cast<const void*>(slots + slot * sizeof(typename Shard::Slot)));
+}
+
+}  // namespace
+
 void MetadataCache::Prefetch(std::span<const std::string_view> keys) const {
   if (!enabled()) return;
   // Two passes: every key's slot is requested before the first is read, then each slot read
@@ -219,9 +232,7 @@ void MetadataCache::Prefetch(std::span<const std::string_view> keys) const {
   uint64_t hashes[kMaxPrefetch];
   for (size_t k = 0; k < n; k++) {
     hashes[k] = HashOf(keys[k]);
-    Shard& shard = ShardOf(hashes[k]);
-    std::lock_guard<std::mutex> lock(shard.mu);
-    __builtin_prefetch(&shard.slots[hashes[k] & shard.mask()]);
+    PrefetchSlotOf(ShardOf(hashes[k]), hashes[k]);
   }
   for (size_t k = 0; k < n; k++) {
     Shard& shard = ShardOf(hashes[k]);
@@ -235,10 +246,7 @@ void MetadataCache::PrefetchSlots(std::span<const std::string_view> keys) const 
   if (!enabled()) return;
   for (std::string_view key : keys) {
     const uint64_t hash = HashOf(key);
-    const Shard& shard = ShardOf(hash);
-    const uintptr_t slots = shard.seen_slots.load(std::memory_order_relaxed);
-    const size_t slot = hash & shard.seen_mask.load(std::memory_order_relaxed);
-    __builtin_prefetch(reinterpret_cast<const void*>(slots + slot * sizeof(Shard::Slot)));
+    PrefetchSlotOf(ShardOf(hash), hash);
   }
 }
 
