@@ -33,11 +33,6 @@ const char* RedisTypeName(RedisType type) {
   return "none";
 }
 
-ZsetEnds& ZsetEnds::operator=(const ZsetEnds& other) {
-  if (this != &other) ends_ = other.ends_ ? std::make_unique<Both>(*other.ends_) : nullptr;
-  return *this;
-}
-
 bool ZsetEnds::operator==(const ZsetEnds& other) const {
   return low() == other.low() && high() == other.high();
 }
@@ -51,7 +46,12 @@ const ZsetEnd& ZsetEnds::end(bool top) const {
 }
 
 ZsetEnd& ZsetEnds::mutable_end(bool top) {
-  if (!ends_) ends_ = std::make_unique<Both>();
+  // A count of one cannot rise under us: only a copy of this object, on this thread, shares it.
+  if (!ends_) {
+    ends_ = std::make_shared<Both>();
+  } else if (ends_.use_count() > 1) {
+    ends_ = std::make_shared<Both>(*ends_);
+  }
   return top ? ends_->high : ends_->low;
 }
 

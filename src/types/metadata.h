@@ -60,22 +60,20 @@ struct ZsetEnd {
   bool operator==(const ZsetEnd&) const = default;
 };
 
-// Both ends of a sorted set, out of line: every command copies and moves its keys' Metadata
-// several times, and only a popped sorted set's ends hold anything (inline, their six
-// containers were copied, moved and destroyed each time, for every type of key).
+// Both ends of a sorted set, out of line and shared: every command copies and moves its keys'
+// Metadata several times, and only a popped sorted set's ends hold anything. A copy shares the
+// ends (a popped set's ends were copied, allocation by allocation, four times a pop); the first
+// mutable_end() on a shared copy gives it its own.
 class ZsetEnds {
  public:
-  ZsetEnds() = default;
-  ZsetEnds(const ZsetEnds& other) { *this = other; }
-  ZsetEnds& operator=(const ZsetEnds& other);
-  ZsetEnds(ZsetEnds&&) noexcept = default;
-  ZsetEnds& operator=(ZsetEnds&&) noexcept = default;
   bool operator==(const ZsetEnds& other) const;
 
   // The low end (`top` false) or the high one; empty ends when the set was never popped.
   const ZsetEnd& end(bool top) const;
   const ZsetEnd& low() const { return end(false); }
   const ZsetEnd& high() const { return end(true); }
+  // The end to change, no longer shared with any copy. The reference is good until this object
+  // is next copied from, assigned or cleared.
   ZsetEnd& mutable_end(bool top);
   // Whether either end has a mark (and so may have lists and reaches).
   bool Marked() const { return !low().mark.empty() || !high().mark.empty(); }
@@ -85,7 +83,7 @@ class ZsetEnds {
   struct Both {
     ZsetEnd low, high;
   };
-  std::unique_ptr<Both> ends_;
+  std::shared_ptr<Both> ends_;
 };
 
 struct Metadata {

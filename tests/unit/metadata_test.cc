@@ -197,7 +197,7 @@ TEST(MetadataTest, ZsetReachesRoundTripAfterTheListsOnlyWhenSet) {
   }
 }
 
-TEST(MetadataTest, ZsetEndsAreCopiedWholeAndCompareByContent) {
+TEST(MetadataTest, ZsetEndsCopiesShareUntilEitherChanges) {
   Metadata a;
   a.type = RedisType::kZset;
   Metadata never_popped = a;
@@ -210,9 +210,16 @@ TEST(MetadataTest, ZsetEndsAreCopiedWholeAndCompareByContent) {
   a.zset.mutable_end(false).beyond.assign(1, "a");
   Metadata b = a;
   EXPECT_EQ(b, a);
+  EXPECT_EQ(&b.zset.low(), &a.zset.low());  // shared, not copied
   b.zset.mutable_end(false).beyond.clear();
-  EXPECT_EQ(a.zset.low().beyond.size(), 1u);  // the copy is its own
+  EXPECT_EQ(a.zset.low().beyond.size(), 1u);  // the copy changed is its own
   EXPECT_NE(b, a);
+  // And the original changed after a copy leaves the copy as it was.
+  Metadata c = a;
+  a.zset.mutable_end(true).mark = "z";
+  EXPECT_TRUE(c.zset.high().mark.empty());
+  EXPECT_EQ(c.zset.low().mark, "m");
+  EXPECT_EQ(a.zset.low().mark, "m");
   b = never_popped;
   EXPECT_FALSE(b.zset.Marked());
   Metadata moved = std::move(a);
