@@ -51,6 +51,10 @@ ZsetEnd& ZsetEnds::mutable_end(bool top) {
     ends_ = std::make_shared<Both>();
   } else if (ends_.use_count() > 1) {
     ends_ = std::make_shared<Both>(*ends_);
+  } else {
+    // Pairs with the release by which the last other copy, perhaps on another thread, dropped
+    // its count: its reads of the ends come before the writes through this reference.
+    std::atomic_thread_fence(std::memory_order_acquire);
   }
   return top ? ends_->high : ends_->low;
 }
