@@ -435,7 +435,10 @@ class GroupedRun {
     WriterPreferringMutex& mu = server_.keyspace->exclusive();
     if (!LockKeyspace(server_, false, busy_threshold_ms)) return false;
     group_.keyspace_lock_ = std::shared_lock<WriterPreferringMutex>(mu, std::adopt_lock);
-    for (size_t stripe : stripes) group_.table_->LockWaitingInTurn(stripe);
+    for (size_t stripe : stripes) {
+      group_.table_->LockWaitingInTurn(stripe);
+      group_.table_->SetHolder(stripe, group_.holder_tag_);
+    }
     group_.stripes_ = std::move(stripes);
     group_.ctx_.emplace(server_.keyspace);
     return true;
@@ -465,7 +468,10 @@ class GroupedRun {
     }
     for (size_t stripe : stripes) {
       auto at = std::lower_bound(group_.stripes_.begin(), group_.stripes_.end(), stripe);
-      if (at == group_.stripes_.end() || *at != stripe) group_.stripes_.insert(at, stripe);
+      if (at == group_.stripes_.end() || *at != stripe) {
+        group_.stripes_.insert(at, stripe);
+        group_.table_->SetHolder(stripe, group_.holder_tag_);
+      }
     }
     return true;
   }
@@ -475,6 +481,11 @@ class GroupedRun {
   WriteGroup& group_;
 };
 
+void WriteGroup::Unlock(size_t stripe) {
+  table_->SetHolder(stripe, 0);
+  table_->stripe(stripe).unlock();
+}
+
 WriteGroup::~WriteGroup() {
   // Every owner commits before its group goes away; reaching here active is a bug, and dropping
   // the writes (their replies were never sent) is the safe way out of it.
@@ -482,7 +493,7 @@ WriteGroup::~WriteGroup() {
   LOG(DFATAL) << "write group destroyed uncommitted";
   ctx_->Discard();
   ctx_.reset();
-  for (size_t stripe : stripes_) table_->stripe(stripe).unlock();
+  for (size_t stripe : stripes_) Unlock(stripe);
 }
 
 bool WriteGroup::HoldsRepliesIn(const std::string* out) const {
@@ -519,7 +530,7 @@ void WriteGroup::ReplaceRepliesWithError(const Status& error) {
 void WriteGroup::Commit(ServerState& server) {
   if (!active()) return;
   std::vector<uint64_t> sessions = CommitBatch(server);
-  for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) table_->stripe(*it).unlock();
+  for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) Unlock(*it);
   for (size_t stripe : stripes_) {
     if (table_->HasWaiter(stripe)) {
       hand_off_ = stripe;
@@ -548,7 +559,7 @@ void WriteGroup::CommitKeepingLocks(ServerState& server, const std::vector<size_
     if (std::binary_search(keep.begin(), keep.end(), stripe)) {
       kept.push_back(stripe);
     } else {
-      table_->stripe(stripe).unlock();
+      Unlock(stripe);
     }
   }
   stripes_ = std::move(kept);
@@ -632,6 +643,29 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   if (!ran) return;
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
   Account(server, session, *spec, argv, CommandClock::MicrosBetween(start, CommandClock::Now()));
+}
+
+uint8_t GroupHoldingKeysOf(ServerState& server, Session& session,
+                           const std::vector<std::string>& argv, uint8_t self_tag) {
+  // Every write command asks, so the answer for nearly all of them comes from their first key,
+  // which is their second argument, before the command is looked up.
+  if (argv.size() < 2) return 0;
+  Keyspace* ks = server.keyspace;
+  const LockTable& locks = ks->locks();
+  const uint8_t tag = locks.HolderOf(locks.StripeOf(ks->Physical(session.db), argv[1]));
+  if (tag == 0 || tag == self_tag) return 0;
+  std::string error;
+  const CommandSpec* spec = ResolveCommand(argv, &error, &session);
+  // Whatever would be refused or answered specially (an error, a subscribed client, a
+  // transaction) is answered by the ordinary path.
+  if (spec == nullptr || !JoinsGroups(session, *spec, argv) || AuthRequired(server, session) ||
+      session.subscriptions.total() > 0) {
+    return 0;
+  }
+  for (size_t stripe : StripesOf(server, session, *spec, argv)) {
+    if (locks.HolderOf(stripe) != tag) return 0;
+  }
+  return tag;
 }
 
 }  // namespace basalt

@@ -47,6 +47,9 @@ class WriteGroup {
   ~WriteGroup();
 
   bool active() const { return ctx_.has_value(); }
+  // The tag (1 and up) of the worker that owns this group, which the group leaves on the
+  // stripes it holds (LockTable::HolderOf); 0, the default, for none.
+  void set_holder_tag(uint8_t tag) { holder_tag_ = tag; }
   // True while a reply in *out waits for this group's commit.
   bool HoldsRepliesIn(const std::string* out) const;
   // Commits the grouped commands' batch and releases their locks. If the commit fails, each
@@ -64,6 +67,8 @@ class WriteGroup {
     size_t begin, end;  // the reply's bytes in *out
   };
   void ReplaceRepliesWithError(const Status& error);
+  // Releases one of the stripes the group holds.
+  void Unlock(size_t stripe);
   // Commits the batch, settles the held replies (the error on failure) and forgets them;
   // returns the sessions that held replies. The locks stay as they are.
   std::vector<uint64_t> CommitBatch(ServerState& server);
@@ -72,6 +77,7 @@ class WriteGroup {
   std::shared_lock<WriterPreferringMutex> keyspace_lock_;
   std::vector<size_t> stripes_;  // held exclusively, sorted
   LockTable* table_ = nullptr;
+  uint8_t holder_tag_ = 0;
   // A stripe the last commit released while another group waited for it: the next group lets
   // that one take it first (lock_table.h).
   size_t hand_off_ = LockTable::kNoStripe;
@@ -87,6 +93,13 @@ class WriteGroup {
 // joins it (and is committed by group->Commit()); any other command commits the group first.
 void Dispatch(ServerState& server, Session& session, std::vector<std::string>& argv,
               std::string* out, WriteGroup* group = nullptr);
+
+// The tag of the worker whose write group holds every stripe that `argv` would lock, when it is
+// a command that joins write groups, its first key is its second argument (as for nearly every
+// one), the session may run it there, and that worker is not `self_tag`; 0 otherwise, and the
+// command runs here.
+uint8_t GroupHoldingKeysOf(ServerState& server, Session& session,
+                           const std::vector<std::string>& argv, uint8_t self_tag);
 
 // Runs an already validated command inside an existing unit of work (used by EXEC). The caller
 // holds the locks.

@@ -184,6 +184,7 @@ void StatsSection(ServerState& s, InfoWriter& w) {
   w.Field("reply_size_limit_disconnections", c.reply_size_disconnections.load());
   w.Field("grouped_write_commits", c.grouped_commits.load());
   w.Field("grouped_write_commands", c.grouped_commands.load());
+  w.Field("delegated_write_commands", c.delegated_commands.load());
   w.Field("expired_keys", s.expirer != nullptr ? s.expirer->expired_total() : 0);
   w.Field("evicted_keys", 0);
   w.Field("keyspace_hits", c.keyspace_hits.load());

@@ -237,6 +237,35 @@ void Connection::PrefetchPipelinedKeys() {
   worker_->state()->keyspace->PrefetchForCommands(session_->db, keys);
 }
 
+bool Connection::DelegateIfHeldElsewhere(std::vector<std::string>& argv,
+                                         const RespReader::Limits& limits) {
+  if (!worker_->HasPeers()) return false;
+  ServerState* state = worker_->state();
+  const uint8_t self = worker_->tag();
+  const uint8_t holder = GroupHoldingKeysOf(*state, *session_, argv, self);
+  Worker* target = worker_->PeerByTag(holder);
+  if (target == nullptr) return false;
+  std::vector<std::vector<std::string>> commands;
+  commands.push_back(std::move(argv));
+  std::vector<std::string> next;
+  while (commands.size() < Worker::kMaxDelegatedCommands &&
+         reader_.Next(&next, limits) == RespReader::Result::kCommand) {
+    if (GroupHoldingKeysOf(*state, *session_, next, self) != holder) {
+      // A command that began where the last one ended was parsed in one piece: it goes back.
+      if (!reader_.Unread()) LOG(DFATAL) << "a whole command could not be put back";
+      break;
+    }
+    commands.push_back(std::move(next));
+  }
+  state->counters.delegated_commands.fetch_add(static_cast<int64_t>(commands.size()),
+                                               std::memory_order_relaxed);
+  // This client's earlier writes commit, and their replies go out, before the others run.
+  worker_->CommitGroup();
+  session_->awaiting_reply = true;
+  target->Delegate(session_, std::move(commands));
+  return true;
+}
+
 void Connection::ProcessCommands() {
   PrefetchPipelinedKeys();
   ServerState* state = worker_->state();
@@ -261,6 +290,7 @@ void Connection::ProcessCommands() {
       closing_ = true;
       break;
     }
+    if (DelegateIfHeldElsewhere(argv, limits)) break;
     Dispatch(*state, *session_, argv, &out_, &group);
     if (session_->close_after_reply) closing_ = true;
     if (session_->take_socket) handing_over_ = true;
@@ -327,6 +357,8 @@ void Connection::RetryBlocked() {
 void Connection::DeliverOffloaded(std::string reply) {
   if (!session_->awaiting_reply) return;
   session_->awaiting_reply = false;
+  // A reply cut for max-reply-size closes the client, wherever its command ran.
+  if (session_->close_after_reply) closing_ = true;
   Flush(reply);
   ProcessCommands();
 }

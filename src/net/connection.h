@@ -67,6 +67,9 @@ class Connection {
   // Starts loading the metadata cache slots and lock stripes of the keys of the next commands
   // already received, before the first of them runs.
   void PrefetchPipelinedKeys();
+  // If `argv` writes only keys that another worker's write group holds, hands it, and the
+  // commands after it that do the same, to that worker (Worker::Delegate) and returns true.
+  bool DelegateIfHeldElsewhere(std::vector<std::string>& argv, const RespReader::Limits& limits);
   void AfterCommands(std::string& out);
   void ArmBlockTimer();
   void Flush(std::string& out);

@@ -51,9 +51,11 @@ void RespReader::Compact() {
 }
 
 RespReader::Result RespReader::Next(std::vector<std::string>* argv, const Limits& limits) {
+  last_start_ = kNoStart;
   while (true) {
     Compact();
     if (pos_ >= buffer_.size()) return Result::kNeedMore;
+    const size_t start = multibulk_remaining_ > 0 ? kNoStart : pos_;
     Result r;
     if (multibulk_remaining_ > 0 || buffer_[pos_] == '*') {
       r = ParseMultibulk(argv, limits);
@@ -61,8 +63,16 @@ RespReader::Result RespReader::Next(std::vector<std::string>* argv, const Limits
       r = ParseInline(argv);
     }
     if (r == Result::kCommand && argv->empty()) continue;  // empty line or "*0": nothing to run
+    if (r == Result::kCommand) last_start_ = start;
     return r;
   }
+}
+
+bool RespReader::Unread() {
+  if (last_start_ == kNoStart) return false;
+  pos_ = last_start_;
+  last_start_ = kNoStart;
+  return true;
 }
 
 RespReader::Result RespReader::ParseInline(std::vector<std::string>* argv) {

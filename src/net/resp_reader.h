@@ -8,6 +8,7 @@
 // reserved, so a hostile length costs nothing.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -29,6 +30,10 @@ class RespReader {
   // Parses the next command into *argv. kError leaves the message in error().
   Result Next(std::vector<std::string>* argv, const Limits& limits);
   const std::string& error() const { return error_; }
+  // Puts back the command the last Next() returned, so that the next Next() returns it again.
+  // False, changing nothing, when that command arrived in pieces (its bytes may be gone) or was
+  // put back already.
+  bool Unread();
   // Bytes received but not yet parsed into a command (for the query buffer limit and INFO).
   size_t buffered() const { return buffer_.size() - pos_; }
   // The second argument (for most commands, the first key) of each of the next commands
@@ -52,6 +57,9 @@ class RespReader {
   int64_t bulk_len_ = -1;
   std::vector<std::string> pending_;
   std::string error_;
+  // Where the command the last Next() returned began, if it was parsed in one piece.
+  static constexpr size_t kNoStart = SIZE_MAX;
+  size_t last_start_ = kNoStart;
 };
 
 }  // namespace basalt

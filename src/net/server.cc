@@ -113,10 +113,15 @@ Status NetworkServer::Start() {
   event_add(sigint_, nullptr);
 
   int n = static_cast<int>(state_->config->GetInt("workers"));
+  std::vector<Worker*> peers;
   for (int i = 0; i < n; i++) {
     workers_.push_back(std::make_unique<Worker>(state_));
-    workers_.back()->Start();
+    peers.push_back(workers_.back().get());
   }
+  // Tags fit a byte: workers past the 255th hand no commands over, and take none.
+  for (int i = 0; i < n; i++)
+    workers_[i]->SetPeers(peers, static_cast<uint8_t>(i < 255 ? i + 1 : 0));
+  for (auto& w : workers_) w->Start();
   state_->request_shutdown = [this] { RequestStop(); };
   LOG(INFO) << "listening on " << bind << ":" << port << " with " << n << " workers";
   return Status::OK();

@@ -46,6 +46,16 @@ Worker::~Worker() {
   event_base_free(base_);
 }
 
+void Worker::SetPeers(std::vector<Worker*> peers, uint8_t tag) {
+  peers_ = std::move(peers);
+  tag_ = tag;
+  group_.set_holder_tag(tag);
+}
+
+Worker* Worker::PeerByTag(uint8_t tag) const {
+  return tag >= 1 && tag <= peers_.size() ? peers_[tag - 1] : nullptr;
+}
+
 void Worker::Start() {
   thread_ = std::thread([this] { Run(); });
 }
@@ -70,6 +80,7 @@ void Worker::Run() {
     int rc = event_base_loop(
         base_, (poll ? EVLOOP_NONBLOCK | EVLOOP_ONCE : EVLOOP_ONCE) | EVLOOP_NO_EXIT_ON_EMPTY);
     RunReadClients();
+    RunDelegated();
     CommitGroup();
     if (rc < 0) {
       LOG(ERROR) << "worker event loop failed; its clients are no longer served";
@@ -102,8 +113,50 @@ void Worker::RunReadClients() {
 void Worker::SendHeldReplies(const std::vector<uint64_t>& session_ids) {
   for (uint64_t id : session_ids) {
     auto it = connections_.find(id);
-    if (it != connections_.end()) it->second->SendHeldReplies();
+    if (it != connections_.end()) {
+      it->second->SendHeldReplies();
+    } else {
+      DeliverDelegated(id);
+    }
   }
+}
+
+void Worker::Delegate(std::shared_ptr<Session> session,
+                      std::vector<std::vector<std::string>> commands) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    delegate_queue_.push_back({std::move(session), std::move(commands)});
+  }
+  event_active(notify_, EV_READ, 0);
+}
+
+void Worker::RunDelegated() {
+  std::vector<DelegatedCommands> batches;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    batches.swap(delegate_queue_);
+  }
+  for (DelegatedCommands& batch : batches) {
+    // A client has one batch here at a time: its connection waits for this batch's replies.
+    uint64_t id = batch.session->id;
+    auto client = std::make_unique<DelegatedClient>();
+    client->session = std::move(batch.session);
+    DelegatedClient* raw = client.get();
+    delegated_[id] = std::move(client);
+    for (std::vector<std::string>& argv : batch.commands) {
+      Dispatch(*state_, *raw->session, argv, &raw->out, &group_);
+    }
+    raw->complete = true;
+    if (!group_.HoldsRepliesIn(&raw->out)) DeliverDelegated(id);
+  }
+}
+
+void Worker::DeliverDelegated(uint64_t session_id) {
+  auto it = delegated_.find(session_id);
+  if (it == delegated_.end() || !it->second->complete) return;
+  std::unique_ptr<DelegatedClient> client = std::move(it->second);
+  delegated_.erase(it);
+  if (client->session->deliver_hook) client->session->deliver_hook(std::move(client->out));
 }
 
 void Worker::Adopt(int fd, std::string peer, std::string local) {

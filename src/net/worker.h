@@ -1,5 +1,11 @@
 // Worker: one thread, one libevent base, the connections assigned to it.
 //
+// A client's writes to a key that another worker's write group holds are not waited for: the
+// connection hands them, up to kMaxDelegatedCommands in a row, to that worker (Delegate), which
+// runs them in its own group and sends the replies back through the session's deliver_hook, as
+// the offload thread does. Waiting, the worker's other clients waited too, with their pipelines
+// unserved while the hot key's holder ran out of work (docs/benchmarks.md, change 87).
+//
 // The worker owns one WriteGroup (commands/dispatcher.h) for all its connections: the plain
 // keyed writes that one turn of its event loop reads, from one pipeline or from many clients,
 // are committed as one batch at the end of the turn, and their replies are sent after that
@@ -30,7 +36,19 @@ class Worker {
   explicit Worker(ServerState* state);
   ~Worker();
 
+  // Tells the worker about all the server's workers (itself included), whose tags are their
+  // positions plus one. Called before Start().
+  void SetPeers(std::vector<Worker*> peers, uint8_t tag);
   void Start();
+  uint8_t tag() const { return tag_; }
+  // The worker with that tag; nullptr for none.
+  Worker* PeerByTag(uint8_t tag) const;
+  bool HasPeers() const { return peers_.size() > 1; }
+  // Runs `commands` of the client (whose connection waits for the reply, awaiting_reply) in
+  // this worker's group, and delivers their replies through the session's deliver_hook once
+  // they are committed. Safe from any thread.
+  void Delegate(std::shared_ptr<Session> session, std::vector<std::vector<std::string>> commands);
+  static constexpr size_t kMaxDelegatedCommands = 64;
   // Safe from any thread.
   void Adopt(int fd, std::string peer, std::string local);
   void CloseClient(uint64_t id);
@@ -60,6 +78,10 @@ class Worker {
   void Run();
   void SendHeldReplies(const std::vector<uint64_t>& session_ids);
   void RunReadClients();
+  // Runs the commands other workers delegated (Delegate), in this turn's group.
+  void RunDelegated();
+  // Sends a delegated client's replies to its own worker once they are all run and committed.
+  void DeliverDelegated(uint64_t session_id);
 
   ServerState* state_;
   event_base* base_;
@@ -78,6 +100,11 @@ class Worker {
   std::vector<uint64_t> wake_queue_;
   std::vector<std::pair<uint64_t, std::string>> deliver_queue_;
   std::deque<uint64_t> message_queue_;  // each client at most once (ClientOutput coalesces)
+  struct DelegatedCommands {
+    std::shared_ptr<Session> session;
+    std::vector<std::vector<std::string>> commands;
+  };
+  std::vector<DelegatedCommands> delegate_queue_;
   bool stopping_ = false;
   bool exit_loop_ = false;  // set on the worker's thread once it has stopped its connections
 
@@ -85,6 +112,16 @@ class Worker {
   uint64_t inputs_ = 0;  // readable-socket callbacks run so far (NoteInput)
   uint64_t turn_start_inputs_ = 0;
   std::vector<uint64_t> read_clients_;  // this turn's reads, whose commands have not run
+  std::vector<Worker*> peers_;
+  uint8_t tag_ = 0;
+  // Delegated clients whose replies are being built or wait for the group's commit; the group
+  // points into `out`, so this is declared before it.
+  struct DelegatedClient {
+    std::shared_ptr<Session> session;
+    std::string out;
+    bool complete = false;  // every command has run
+  };
+  std::unordered_map<uint64_t, std::unique_ptr<DelegatedClient>> delegated_;
   WriteGroup group_;  // committed before any connection in connections_ is destroyed
 };
 

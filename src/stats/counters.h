@@ -21,6 +21,8 @@ struct ServerCounters {
   // the commands in them.
   std::atomic<int64_t> grouped_commits{0};
   std::atomic<int64_t> grouped_commands{0};
+  // Writes a worker handed to the worker whose group held their keys (net/worker.h).
+  std::atomic<int64_t> delegated_commands{0};
 
   void Reset() {
     connections_received = 0;
@@ -35,6 +37,7 @@ struct ServerCounters {
     reply_size_disconnections = 0;
     grouped_commits = 0;
     grouped_commands = 0;
+    delegated_commands = 0;
   }
 };
 

@@ -43,10 +43,18 @@ class LockTable {
   // passed: the waiter may itself be blocked behind a third holder.
   void AwaitTakenByWaiter(size_t i, int64_t max_wait_us) const;
 
+  // Which worker's write group holds stripe `i` (its tag, 1 and up), or 0: a hint that the
+  // groups keep while they hold stripes, read without the lock, so possibly stale by the time
+  // it is used. A worker whose client's next write needs a stripe that another worker's group
+  // holds passes that client's commands to that worker instead of waiting (net/worker.h).
+  void SetHolder(size_t i, uint8_t tag) { holders_[i].store(tag, std::memory_order_relaxed); }
+  uint8_t HolderOf(size_t i) const { return holders_[i].load(std::memory_order_relaxed); }
+
  private:
   static constexpr size_t kWaitSlots = 8;
 
   std::array<std::shared_mutex, kStripes> stripes_;
+  std::array<std::atomic<uint8_t>, kStripes> holders_{};
   std::array<std::atomic<size_t>, kWaitSlots> waiting_for_{};
   std::atomic<int> waiters_{0};
 };

@@ -7,7 +7,9 @@
 // it, whether a long line without '\n' is an error legitimately depends on the chunking, as in
 // Redis.) The first byte selects the limits: authenticated or not, and a small bulk limit.
 // The same bytes also go through SplitArgs, the inline-command and config-line splitter, and a
-// peek at the commands' second arguments must agree with the commands parsed.
+// peek at the commands' second arguments must agree with the commands parsed, and every command
+// put back (Unread, when a connection hands its writes to another worker) must parse again to
+// itself, leaving the rest of the stream as it was.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -40,6 +42,26 @@ void Drain(RespReader* reader, const RespReader::Limits& limits, Outcome* out) {
   }
 }
 
+// As Drain(), but puts each command back once and parses it again, which must give it again.
+void DrainUnreading(RespReader* reader, const RespReader::Limits& limits, Outcome* out) {
+  std::vector<std::string> argv, again;
+  while (!out->failed) {
+    RespReader::Result r = reader->Next(&argv, limits);
+    if (r == RespReader::Result::kNeedMore) return;
+    if (r == RespReader::Result::kError) {
+      out->failed = true;
+      out->error = reader->error();
+      return;
+    }
+    if (reader->Unread()) {
+      if (reader->Next(&again, limits) != RespReader::Result::kCommand || again != argv) {
+        __builtin_trap();
+      }
+    }
+    out->commands.push_back(argv);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -63,6 +85,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Drain(&one_shot, limits, &whole);
   for (size_t i = 0; i < peeked.size() && i < whole.commands.size(); i++) {
     if (whole.commands[i].size() < 2 || whole.commands[i][1] != peeked[i]) __builtin_trap();
+  }
+
+  Outcome unreading;
+  RespReader put_back;
+  put_back.Feed(stream, len);
+  DrainUnreading(&put_back, limits, &unreading);
+  if (unreading.failed != whole.failed || unreading.error != whole.error ||
+      unreading.commands != whole.commands) {
+    __builtin_trap();
   }
 
   Outcome pieces;

@@ -200,3 +200,82 @@ def test_a_pipeline_of_large_writes_is_read_and_grouped_whole(server, r):
     commits, commands = grouped()
     assert (commits - commits_before, commands - commands_before) == (1, 16)
     assert r.mget(["big%d" % i for i in range(16)]) == ["v" * 1024] * 16
+
+
+def _pipeline_in_threads(server, pipelines):
+    """Sends each pipeline on its own new connection, all at once; returns each one's replies.
+    Consecutive new connections go to the server's workers in turn."""
+    raws = [server.raw() for _ in pipelines]
+    replies = [None] * len(pipelines)
+    start = threading.Barrier(len(pipelines))
+
+    def run(i):
+        start.wait()
+        replies[i] = pipeline(raws[i], pipelines[i])
+
+    try:
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(pipelines))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        for raw in raws:
+            raw.close()
+    return replies
+
+
+@pytest.mark.basalt_only
+def test_writes_handed_to_the_worker_holding_their_key_count_once_and_in_order(server, r):
+    """Two clients, one on each worker, pipeline INCRs of one key at the same time. A worker
+    whose client's next write needs a key that the other worker's write group holds hands that
+    client's commands to the other worker (src/net/worker.h). No INCR may count twice or be
+    lost, each client's INCRs must rise in its own order, and a key of its own that it writes
+    before the INCRs and reads after them must read back."""
+    def delegated():
+        return int(r.info("stats")["delegated_write_commands"])
+
+    before = delegated()
+    total = 0
+    for rnd in range(30):
+        pipelines = [[("SET", "own%d" % c, str(rnd))] + [("INCR", "hot")] * 2000 +
+                     [("GET", "own%d" % c)] for c in range(2)]
+        replies = _pipeline_in_threads(server, pipelines)
+        seen = []
+        for c, got in enumerate(replies):
+            assert got[0] == ("+", b"OK")
+            assert got[-1] == ("$", str(rnd).encode())
+            counts = [value for kind, value in got[1:-1]]
+            assert all(kind == ":" for kind, _ in got[1:-1])
+            assert counts == sorted(counts) and len(set(counts)) == len(counts)
+            seen += counts
+        assert sorted(seen) == list(range(total + 1, total + 4001))
+        total += 4000
+        if delegated() > before:
+            break
+    assert int(r.get("hot")) == total
+    assert delegated() > before, "the two clients' writes never met in 30 rounds"
+
+
+@pytest.mark.basalt_only
+def test_pops_handed_to_the_worker_holding_their_key_take_each_member_once(server, r):
+    """As above, with ZPOPMIN from one sorted set: every member is popped by exactly one of the
+    two clients, and each client's pops come in rising score order."""
+    def delegated():
+        return int(r.info("stats")["delegated_write_commands"])
+
+    before = delegated()
+    for rnd in range(30):
+        r.zadd("queue", {"m%05d" % i: i for i in range(4000)})
+        replies = _pipeline_in_threads(server, [[("ZPOPMIN", "queue")] * 2400] * 2)
+        popped = []
+        for got in replies:
+            members = [value[0][1] for kind, value in got if value]
+            scores = [int(value[1][1]) for kind, value in got if value]
+            assert scores == sorted(scores)
+            popped += members
+        assert sorted(popped) == [b"m%05d" % i for i in range(4000)]
+        assert r.exists("queue") == 0
+        if delegated() > before:
+            break
+    assert delegated() > before, "the two clients' pops never met in 30 rounds"

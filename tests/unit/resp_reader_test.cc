@@ -433,5 +433,40 @@ TEST(RespReaderTest, LargeBulkCompletesAcrossManyFeeds) {
   EXPECT_EQ(reader.buffered(), 0u);
 }
 
+TEST(RespReaderTest, AWholeCommandPutBackIsReadAgain) {
+  const std::string stream = Multibulk({"INCR", "a"}) + "PING\r\n" + Multibulk({"GET", "b"});
+  RespReader reader;
+  reader.Feed(stream.data(), stream.size());
+  Argv argv;
+  ASSERT_EQ(reader.Next(&argv, {}), Result::kCommand);
+  EXPECT_EQ(argv, (Argv{"INCR", "a"}));
+  // Each command, multibulk or inline, parsed from where the last ended, goes back whole.
+  for (const Argv& expected : {Argv{"PING"}, Argv{"GET", "b"}}) {
+    ASSERT_EQ(reader.Next(&argv, {}), Result::kCommand);
+    const size_t buffered = reader.buffered();
+    ASSERT_TRUE(reader.Unread());
+    EXPECT_FALSE(reader.Unread());  // once only
+    EXPECT_GT(reader.buffered(), buffered);
+    Argv again;
+    ASSERT_EQ(reader.Next(&again, {}), Result::kCommand);
+    EXPECT_EQ(again, expected);
+    EXPECT_EQ(reader.buffered(), buffered);
+  }
+  EXPECT_EQ(reader.Next(&argv, {}), Result::kNeedMore);
+  EXPECT_FALSE(reader.Unread());  // nothing was returned
+}
+
+TEST(RespReaderTest, ACommandReceivedInPiecesCannotBePutBack) {
+  const std::string command = Multibulk({"SET", "k", "value"});
+  RespReader reader;
+  Argv argv;
+  reader.Feed(command.data(), command.size() - 3);
+  ASSERT_EQ(reader.Next(&argv, {}), Result::kNeedMore);
+  reader.Feed(command.data() + command.size() - 3, 3);
+  ASSERT_EQ(reader.Next(&argv, {}), Result::kCommand);
+  EXPECT_FALSE(reader.Unread());
+  EXPECT_EQ(reader.Next(&argv, {}), Result::kNeedMore);
+}
+
 }  // namespace
 }  // namespace basalt
