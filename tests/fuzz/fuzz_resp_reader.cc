@@ -28,22 +28,10 @@ struct Outcome {
   std::string error;
 };
 
-void Drain(RespReader* reader, const RespReader::Limits& limits, Outcome* out) {
-  std::vector<std::string> argv;
-  while (!out->failed) {
-    RespReader::Result r = reader->Next(&argv, limits);
-    if (r == RespReader::Result::kNeedMore) return;
-    if (r == RespReader::Result::kError) {
-      out->failed = true;
-      out->error = reader->error();
-      return;
-    }
-    out->commands.push_back(argv);
-  }
-}
-
-// As Drain(), but puts each command back once and parses it again, which must give it again.
-void DrainUnreading(RespReader* reader, const RespReader::Limits& limits, Outcome* out) {
+// Takes every complete command out of the reader. With `put_back`, each one is put back once
+// and parsed again, which must give it again.
+void Drain(RespReader* reader, const RespReader::Limits& limits, Outcome* out,
+           bool put_back = false) {
   std::vector<std::string> argv, again;
   while (!out->failed) {
     RespReader::Result r = reader->Next(&argv, limits);
@@ -53,7 +41,7 @@ void DrainUnreading(RespReader* reader, const RespReader::Limits& limits, Outcom
       out->error = reader->error();
       return;
     }
-    if (reader->Unread()) {
+    if (put_back && reader->Unread()) {
       if (reader->Next(&again, limits) != RespReader::Result::kCommand || again != argv) {
         __builtin_trap();
       }
@@ -90,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Outcome unreading;
   RespReader put_back;
   put_back.Feed(stream, len);
-  DrainUnreading(&put_back, limits, &unreading);
+  Drain(&put_back, limits, &unreading, /*put_back=*/true);
   if (unreading.failed != whole.failed || unreading.error != whole.error ||
       unreading.commands != whole.commands) {
     __builtin_trap();
