@@ -21,6 +21,7 @@ void CommandOffloader::Submit(const Session& session, std::vector<std::string> a
   }
   job.argv = std::move(argv);
   job.deliver = session.deliver_hook;
+  job.close = session.close_hook;
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(job));
@@ -64,6 +65,7 @@ void CommandOffloader::Run(Job& job) {
   session.offloaded = true;
   std::string out;
   Dispatch(*server_, session, job.argv, &out);
+  if (session.close_after_reply && job.close) return job.close();
   if (job.deliver) job.deliver(std::move(out));
 }
 

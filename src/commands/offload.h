@@ -45,6 +45,9 @@ class CommandOffloader {
     std::string user_name;  // the ACL user the command (and a script's redis.call) runs as
     std::vector<std::string> argv;
     std::function<void(std::string)> deliver;
+    // Closes the client: its reply was cut at max-reply-size, which the job's own Session
+    // learns, not the client's.
+    std::function<void()> close;
   };
   void Loop();
   void Run(Job& job);

@@ -253,3 +253,23 @@ def test_pipelining_without_reading_keeps_output_bounded(start_server):
         assert conn.read() == ("$", value)
     sender.join(30)
     conn.close()
+
+
+@pytest.mark.basalt_only
+def test_a_script_reply_past_max_reply_size_closes_its_client(server, r):
+    """A script runs on the offload thread, and its reply reaches the client's worker later.
+    One cut at max-reply-size must close the client there too, as it does for a command run on
+    the worker: a cut reply left on an open connection would put the client out of step."""
+    before = int(stats(server)["reply_size_limit_disconnections"])
+    r.config_set("max-reply-size", "1mb")
+    try:
+        big = "return string.rep('x', 2 * 1024 * 1024)"
+        with server.raw(timeout=10) as conn:
+            conn.send("EVAL", big, "0")
+            with pytest.raises(ConnectionClosed):
+                while True:
+                    conn.read()
+        assert int(stats(server)["reply_size_limit_disconnections"]) == before + 1
+    finally:
+        r.config_set("max-reply-size", "512mb")
+    assert r.eval("return string.rep('x', 10)", 0) == "x" * 10

@@ -230,24 +230,29 @@ def test_writes_handed_to_the_worker_holding_their_key_count_once_and_in_order(s
     """Two clients, one on each worker, pipeline INCRs of one key at the same time. A worker
     whose client's next write needs a key that the other worker's write group holds hands that
     client's commands to the other worker (src/net/worker.h). No INCR may count twice or be
-    lost, each client's INCRs must rise in its own order, and a key of its own that it writes
-    before the INCRs and reads after them must read back."""
+    lost, each client's INCRs must rise in its own order, a GET between them (which runs at
+    home) must see the client's own INCR before it and none of its later ones, and a key of its
+    own that it writes before the INCRs and reads after them must read back."""
     def delegated():
         return int(r.info("stats")["delegated_write_commands"])
 
     before = delegated()
     total = 0
     for rnd in range(30):
-        pipelines = [[("SET", "own%d" % c, str(rnd))] + [("INCR", "hot")] * 2000 +
-                     [("GET", "own%d" % c)] for c in range(2)]
+        pipelines = [[("SET", "own%d" % c, str(rnd))] + [("INCR", "hot")] * 1000 +
+                     [("GET", "hot")] + [("INCR", "hot")] * 1000 + [("GET", "own%d" % c)]
+                     for c in range(2)]
         replies = _pipeline_in_threads(server, pipelines)
         seen = []
         for c, got in enumerate(replies):
             assert got[0] == ("+", b"OK")
             assert got[-1] == ("$", str(rnd).encode())
-            counts = [value for kind, value in got[1:-1]]
-            assert all(kind == ":" for kind, _ in got[1:-1])
+            middle = got[1001]
+            incrs = got[1:1001] + got[1002:-1]
+            assert middle[0] == "$" and all(kind == ":" for kind, _ in incrs)
+            counts = [value for _, value in incrs]
             assert counts == sorted(counts) and len(set(counts)) == len(counts)
+            assert counts[999] <= int(middle[1]) < counts[1000]
             seen += counts
         assert sorted(seen) == list(range(total + 1, total + 4001))
         total += 4000
