@@ -123,11 +123,7 @@ void Worker::SendHeldReplies(const std::vector<uint64_t>& session_ids) {
 
 void Worker::Delegate(std::shared_ptr<Session> session,
                       std::vector<std::vector<std::string>> commands) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    delegate_queue_.push_back({std::move(session), std::move(commands)});
-  }
-  event_active(notify_, EV_READ, 0);
+  Post([&] { delegate_queue_.push_back({std::move(session), std::move(commands)}); });
 }
 
 void Worker::RunDelegated() {
@@ -160,52 +156,28 @@ void Worker::DeliverDelegated(uint64_t session_id) {
 }
 
 void Worker::Adopt(int fd, std::string peer, std::string local) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    adopt_queue_.push_back(Pending{fd, std::move(peer), std::move(local)});
-  }
-  event_active(notify_, EV_READ, 0);
+  Post([&] { adopt_queue_.push_back(Pending{fd, std::move(peer), std::move(local)}); });
 }
 
 void Worker::CloseClient(uint64_t id) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    close_queue_.push_back(id);
-  }
-  event_active(notify_, EV_READ, 0);
+  Post([&] { close_queue_.push_back(id); });
 }
 
 void Worker::WakeClient(uint64_t id) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    wake_queue_.push_back(id);
-  }
-  event_active(notify_, EV_READ, 0);
+  Post([&] { wake_queue_.push_back(id); });
 }
 
 void Worker::DeliverReply(uint64_t id, std::string reply) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    deliver_queue_.emplace_back(id, std::move(reply));
-  }
-  event_active(notify_, EV_READ, 0);
+  Post([&] { deliver_queue_.emplace_back(id, std::move(reply)); });
 }
 
 void Worker::DeliverMessages(uint64_t id) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    message_queue_.push_back(id);
-  }
-  event_active(notify_, EV_READ, 0);
+  Post([&] { message_queue_.push_back(id); });
 }
 
 void Worker::Stop() {
   if (!thread_.joinable()) return;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  event_active(notify_, EV_READ, 0);
+  Post([&] { stopping_ = true; });
   thread_.join();
 }
 

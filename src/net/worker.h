@@ -72,6 +72,15 @@ class Worker {
   void RunAfterReads(uint64_t id) { read_clients_.push_back(id); }
 
  private:
+  // Changes the queues under mu_ (`change`), then wakes the loop to drain them (DrainQueue).
+  template <typename Change>
+  void Post(Change change) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      change();
+    }
+    event_active(notify_, EV_READ, 0);
+  }
   static void OnNotify(evutil_socket_t, short, void* arg);
   static void OnTick(evutil_socket_t, short, void* arg);
   void DrainQueue();
