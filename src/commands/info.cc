@@ -185,6 +185,7 @@ void StatsSection(ServerState& s, InfoWriter& w) {
   w.Field("grouped_write_commits", c.grouped_commits.load());
   w.Field("grouped_write_commands", c.grouped_commands.load());
   w.Field("delegated_write_commands", c.delegated_commands.load());
+  w.Field("moved_connections", c.moved_connections.load());
   w.Field("expired_keys", s.expirer != nullptr ? s.expirer->expired_total() : 0);
   w.Field("evicted_keys", 0);
   w.Field("keyspace_hits", c.keyspace_hits.load());

@@ -25,6 +25,9 @@ const std::vector<ConfigKey> kKeys = {
     {"worker-idle-polls", ConfigKind::kInt, "3", true, 0, 1000, "",
      "times a worker that found no input polls its sockets again, yielding the CPU in between, "
      "before it sleeps (0 = sleep at once)"},
+    {"worker-move-hand-overs", ConfigKind::kInt, "4", true, 0, 1000000, "",
+     "a client whose writes are handed to one other worker this many times in a row moves to "
+     "that worker (0 = never)"},
     {"databases", ConfigKind::kInt, "16", false, 1, 16, "", "number of logical databases"},
     {"loglevel", ConfigKind::kEnum, "notice", true, 0, 0, "debug|verbose|notice|warning",
      "log verbosity"},
@@ -320,6 +323,7 @@ void Config::PublishAtomics() {
   maxclients = num("maxclients");
   timeout_seconds = num("timeout");
   worker_idle_polls = num("worker-idle-polls");
+  worker_move_hand_overs = num("worker-move-hand-overs");
   slowlog_slower_than = num("slowlog-log-slower-than");
   slowlog_max_len = num("slowlog-max-len");
   hll_sparse_max_bytes = num("hll-sparse-max-bytes");

@@ -89,6 +89,7 @@ class Config {
   std::atomic<int64_t> maxclients{0};
   std::atomic<int64_t> timeout_seconds{0};
   std::atomic<int64_t> worker_idle_polls{0};
+  std::atomic<int64_t> worker_move_hand_overs{0};
   std::atomic<int64_t> slowlog_slower_than{0};
   std::atomic<int64_t> slowlog_max_len{0};
   std::atomic<int64_t> hll_sparse_max_bytes{0};

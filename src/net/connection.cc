@@ -38,33 +38,43 @@ void FreeOwnedString(const void*, size_t, void* owned) {
 }
 }  // namespace
 
-Connection::Connection(Worker* worker, int fd, std::shared_ptr<Session> session)
-    : worker_(worker), session_(std::move(session)) {
-  bev_ = bufferevent_socket_new(worker->base(), fd, BEV_OPT_CLOSE_ON_FREE);
-  read_event_ = event_new(worker->base(), fd, EV_READ | EV_PERSIST, OnReadable, this);
-  output_watch_ = evbuffer_add_cb(bufferevent_get_output(bev_), OnOutputChanged, this);
-}
+Connection::Connection(int fd, std::shared_ptr<Session> session)
+    : fd_(fd), session_(std::move(session)) {}
 
 Connection::~Connection() {
   // First stop other threads from queueing for this client, then leave every subscription.
   session_->output.Close();
   worker_->state()->pubsub.UnsubscribeAll(*session_);
   if (session_->block.active) worker_->state()->blocking.Unblock(*session_);
-  if (block_timer_ != nullptr) event_free(block_timer_);
   ResetTransaction(*worker_->state(), *session_);
   worker_->state()->clients.Remove(session_->id);
-  event_free(read_event_);  // before the bufferevent closes the socket
-  if (bev_ != nullptr) {
-    evbuffer_remove_cb_entry(bufferevent_get_output(bev_), output_watch_);
-    bufferevent_free(bev_);
-  }
+  if (worker_->moved_clients() != nullptr) worker_->moved_clients()->Forget(session_->id);
+  LeaveLoop();
+  ::close(fd_);
 }
 
-void Connection::Start() {
+void Connection::Attach(Worker* worker) {
+  worker_ = worker;
+  bev_ = bufferevent_socket_new(worker->base(), fd_, 0);
+  read_event_ = event_new(worker->base(), fd_, EV_READ | EV_PERSIST, OnReadable, this);
+  output_watch_ = evbuffer_add_cb(bufferevent_get_output(bev_), OnOutputChanged, this);
   bufferevent_setcb(bev_, nullptr, OnWrite, OnEvent, this);
   bufferevent_setwatermark(bev_, EV_WRITE, kResumeOutputBytes, 0);
   bufferevent_enable(bev_, EV_WRITE);
   ResumeReading();
+}
+
+void Connection::LeaveLoop() {
+  if (block_timer_ != nullptr) event_free(block_timer_);
+  block_timer_ = nullptr;
+  if (read_event_ != nullptr) event_free(read_event_);
+  read_event_ = nullptr;
+  if (bev_ == nullptr) return;
+  evbuffer_remove_cb_entry(bufferevent_get_output(bev_), output_watch_);
+  // Off the loop now, even when the bufferevent's freeing waits for a callback it is in.
+  bufferevent_disable(bev_, EV_READ | EV_WRITE);
+  bufferevent_free(bev_);
+  bev_ = nullptr;
 }
 
 void Connection::StopReading() {
@@ -245,6 +255,15 @@ bool Connection::DelegateIfHeldElsewhere(std::vector<std::string>& argv,
   const uint8_t holder = GroupHoldingKeysOf(*state, *session_, argv, self);
   Worker* target = worker_->PeerByTag(holder);
   if (target == nullptr) return false;
+  // This client's earlier writes commit, and their replies go out, before the others run.
+  worker_->CommitGroup();
+  hand_overs_in_a_row_ = target == handed_to_ ? hand_overs_in_a_row_ + 1 : 1;
+  handed_to_ = target;
+  const int64_t move_at = state->config->worker_move_hand_overs.load(std::memory_order_relaxed);
+  if (move_at > 0 && hand_overs_in_a_row_ >= move_at && Movable() && reader_.Unread()) {
+    move_to_ = target;
+    return true;
+  }
   std::vector<std::vector<std::string>> commands;
   commands.push_back(std::move(argv));
   std::vector<std::string> next;
@@ -259,8 +278,6 @@ bool Connection::DelegateIfHeldElsewhere(std::vector<std::string>& argv,
   }
   state->counters.delegated_commands.fetch_add(static_cast<int64_t>(commands.size()),
                                                std::memory_order_relaxed);
-  // This client's earlier writes commit, and their replies go out, before the others run.
-  worker_->CommitGroup();
   session_->awaiting_reply = true;
   target->Delegate(session_, std::move(commands));
   return true;
@@ -291,6 +308,7 @@ void Connection::ProcessCommands() {
       break;
     }
     if (DelegateIfHeldElsewhere(argv, limits)) break;
+    hand_overs_in_a_row_ = 0;
     Dispatch(*state, *session_, argv, &out_, &group);
     if (session_->close_after_reply) closing_ = true;
     if (session_->take_socket) handing_over_ = true;
@@ -300,6 +318,7 @@ void Connection::ProcessCommands() {
     }
   }
   session_->query_buffer_bytes = reader_.buffered();
+  if (move_to_ != nullptr) return Move();
   if (group.HoldsRepliesIn(&out_)) {
     // Normally the replies wait for the end of the worker's turn, when the group commits with
     // the other clients' writes. A client that is closing, handing over, parked or paused
@@ -310,6 +329,23 @@ void Connection::ProcessCommands() {
     worker_->CommitGroup();
   }
   AfterCommands(out_);
+}
+
+bool Connection::Movable() {
+  // Replies of reads wait in out_ until the end of ProcessCommands: written now, or not at all.
+  Flush(out_);
+  return !closing_ && !handing_over_ && !paused_ && !session_->block.active &&
+         !session_->awaiting_reply && session_->subscriptions.total() == 0 &&
+         evbuffer_get_length(bufferevent_get_output(bev_)) == 0;
+}
+
+void Connection::Move() {
+  Worker* from = worker_;
+  LeaveLoop();
+  worker_ = move_to_;
+  move_to_ = nullptr;
+  hand_overs_in_a_row_ = 0;
+  from->MoveConnection(session_->id, worker_);  // the other worker's from here on
 }
 
 void Connection::AfterCommands(std::string& out) {

@@ -27,10 +27,11 @@ class Worker;
 
 class Connection {
  public:
-  Connection(Worker* worker, int fd, std::shared_ptr<Session> session);
+  Connection(int fd, std::shared_ptr<Session> session);
   ~Connection();
 
-  void Start();
+  // Joins `worker`'s loop: at the start, and again on the worker it moved to.
+  void Attach(Worker* worker);
   // Closes now (CLIENT KILL, idle timeout, server stop).
   void Close();
   // Server stop: hands the replies already computed to the socket without blocking, so a
@@ -75,12 +76,21 @@ class Connection {
   void Flush(std::string& out);
   // Closes the client if its unsent output passed client-output-buffer-limit.
   void EnforceOutputLimit();
+  // Frees what ties the connection to its worker's loop; the socket stays open.
+  void LeaveLoop();
   // Gives the socket to the session's take_socket (REPLSYNC) and destroys this connection.
   void HandOver();
+  // Whether the client may move to another worker now: nothing of it is left to write or
+  // waits for anything on this one.
+  bool Movable();
+  // Leaves this worker's loop (the socket stays open) and moves to move_to_. The connection is
+  // the other worker's once this returns: nothing may touch it after.
+  void Move();
 
-  Worker* worker_;
-  bufferevent* bev_;   // owns the socket; writes only
-  event* read_event_;  // the socket is readable
+  Worker* worker_ = nullptr;
+  const int fd_;
+  bufferevent* bev_ = nullptr;   // writes only; the connection closes the socket
+  event* read_event_ = nullptr;  // the socket is readable
   std::shared_ptr<Session> session_;
   RespReader reader_;
   std::string out_;       // replies not yet written, held while the worker's write group holds any
@@ -89,6 +99,11 @@ class Connection {
   bool paused_ = false;        // too much output waiting: no commands run until it drains
   event* block_timer_ = nullptr;
   evbuffer_cb_entry* output_watch_ = nullptr;  // keeps session().output_buffer_bytes current
+  // Hand-overs in a row (DelegateIfHeldElsewhere) to one worker, which the client moves to at
+  // worker-move-hand-overs.
+  Worker* handed_to_ = nullptr;
+  int64_t hand_overs_in_a_row_ = 0;
+  Worker* move_to_ = nullptr;  // set when ProcessCommands is to end with Move()
 };
 
 }  // namespace basalt

@@ -120,7 +120,7 @@ Status NetworkServer::Start() {
   }
   // Tags fit a byte: workers past the 255th hand no commands over, and take none.
   for (int i = 0; i < n; i++)
-    workers_[i]->SetPeers(peers, static_cast<uint8_t>(i < 255 ? i + 1 : 0));
+    workers_[i]->SetPeers(peers, static_cast<uint8_t>(i < 255 ? i + 1 : 0), &moved_clients_);
   for (auto& w : workers_) w->Start();
   state_->request_shutdown = [this] { RequestStop(); };
   LOG(INFO) << "listening on " << bind << ":" << port << " with " << n << " workers";

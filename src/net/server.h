@@ -1,10 +1,12 @@
 // NetworkServer: the TCP listener and the worker threads that serve connections.
 //
 // The main thread accepts (and enforces maxclients and protected mode), then hands each socket
-// to one worker, round robin. A worker owns its connections for their whole life: it reads,
-// parses, runs commands through the dispatcher and writes replies on its own libevent base, so
-// a connection's state is touched by one thread only. Other threads reach a connection only
-// through its worker's queue (CLIENT KILL) and the process stops through RequestStop().
+// to one worker, round robin. A worker owns its connections: it reads, parses, runs commands
+// through the dispatcher and writes replies on its own libevent base, so a connection's state
+// is touched by one thread at a time. A connection whose writes keep going to another worker's
+// hot key moves to that worker, idle, between two commands (net/worker.h). Other threads reach a
+// connection only through its worker's queue (CLIENT KILL) and the process stops through
+// RequestStop().
 #pragma once
 
 #include <event2/event.h>
@@ -18,10 +20,9 @@
 
 #include "commands/server_state.h"
 #include "common/status.h"
+#include "net/worker.h"
 
 namespace basalt {
-
-class Worker;
 
 class NetworkServer {
  public:
@@ -45,6 +46,7 @@ class NetworkServer {
   evconnlistener* listener_ = nullptr;
   event* sigterm_ = nullptr;
   event* sigint_ = nullptr;
+  MovedClients moved_clients_;  // outlives the workers, which use it until they are destroyed
   std::vector<std::unique_ptr<Worker>> workers_;
   size_t next_worker_ = 0;
 };

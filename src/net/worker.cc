@@ -41,14 +41,16 @@ Worker::Worker(ServerState* state)
 
 Worker::~Worker() {
   Stop();
+  receive_queue_.clear();  // moved here after this worker stopped
   event_free(notify_);
   event_free(tick_);
   event_base_free(base_);
 }
 
-void Worker::SetPeers(std::vector<Worker*> peers, uint8_t tag) {
+void Worker::SetPeers(std::vector<Worker*> peers, uint8_t tag, MovedClients* moved) {
   peers_ = std::move(peers);
   tag_ = tag;
+  moved_ = moved;
   group_.set_holder_tag(tag);
 }
 
@@ -155,6 +157,30 @@ void Worker::DeliverDelegated(uint64_t session_id) {
   if (client->session->deliver_hook) client->session->deliver_hook(std::move(client->out));
 }
 
+void Worker::MoveConnection(uint64_t id, Worker* to) {
+  auto it = connections_.find(id);
+  if (it == connections_.end()) return;
+  std::unique_ptr<Connection> conn = std::move(it->second);
+  connections_.erase(it);
+  state_->counters.moved_connections.fetch_add(1, std::memory_order_relaxed);
+  moved_->Move(id, to, [&] { to->Post([&] { to->receive_queue_.push_back(std::move(conn)); }); });
+}
+
+void Worker::Receive(std::unique_ptr<Connection> conn) {
+  uint64_t id = conn->session().id;
+  Connection* raw = conn.get();
+  connections_.emplace(id, std::move(conn));
+  raw->Attach(this);
+  // Commands it received before the move (the one that made it move, at least) run this turn.
+  RunAfterReads(id);
+}
+
+Worker* Worker::ServerOf(uint64_t id) {
+  // This worker itself when the client is on its way here: its Receive was queued after this
+  // drain took the queues, so the request is queued again, to be drained after it.
+  return moved_ != nullptr ? moved_->Find(id) : nullptr;
+}
+
 void Worker::Adopt(int fd, std::string peer, std::string local) {
   Post([&] { adopt_queue_.push_back(Pending{fd, std::move(peer), std::move(local)}); });
 }
@@ -193,6 +219,7 @@ void Worker::OnNotify(evutil_socket_t, short, void* arg) {
 void Worker::DrainQueue() {
   CommitGroup();
   std::vector<Pending> adopt;
+  std::vector<std::unique_ptr<Connection>> received;
   std::vector<uint64_t> close;
   std::vector<uint64_t> wake;
   std::vector<std::pair<uint64_t, std::string>> deliver;
@@ -202,6 +229,7 @@ void Worker::DrainQueue() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     adopt.swap(adopt_queue_);
+    received.swap(receive_queue_);
     close.swap(close_queue_);
     wake.swap(wake_queue_);
     deliver.swap(deliver_queue_);
@@ -213,6 +241,7 @@ void Worker::DrainQueue() {
   }
   if (stopping) {
     for (auto& p : adopt) ::close(p.fd);
+    received.clear();
     for (auto& [id, conn] : connections_) conn->FlushBeforeShutdown();
     connections_.clear();
     exit_loop_ = true;
@@ -233,24 +262,43 @@ void Worker::DrainQueue() {
     session->wake_hook = [this, id] { WakeClient(id); };
     session->deliver_hook = [this, id](std::string reply) { DeliverReply(id, std::move(reply)); };
     session->output.SetHooks([this, id] { DeliverMessages(id); }, [this, id] { CloseClient(id); });
-    auto conn = std::make_unique<Connection>(this, p.fd, session);
+    auto conn = std::make_unique<Connection>(p.fd, session);
     state_->clients.Add(session);
     Connection* raw = conn.get();
     connections_.emplace(id, std::move(conn));
-    raw->Start();
+    raw->Attach(this);
   }
-  for (uint64_t id : close) connections_.erase(id);
+  // Connections that moved here first: requests for them queued after their move.
+  for (auto& conn : received) Receive(std::move(conn));
+  // A request for a client this worker does not serve goes on to the one that does, if the
+  // client moved (its hooks post to the worker that created it).
+  for (uint64_t id : close) {
+    if (connections_.erase(id) != 0) continue;
+    if (Worker* w = ServerOf(id)) w->CloseClient(id);
+  }
   for (uint64_t id : wake) {
     auto it = connections_.find(id);
-    if (it != connections_.end()) it->second->RetryBlocked();
+    if (it != connections_.end()) {
+      it->second->RetryBlocked();
+    } else if (Worker* w = ServerOf(id)) {
+      w->WakeClient(id);
+    }
   }
   for (auto& [id, reply] : deliver) {
     auto it = connections_.find(id);
-    if (it != connections_.end()) it->second->DeliverOffloaded(std::move(reply));
+    if (it != connections_.end()) {
+      it->second->DeliverOffloaded(std::move(reply));
+    } else if (Worker* w = ServerOf(id)) {
+      w->DeliverReply(id, std::move(reply));
+    }
   }
   for (uint64_t id : messages) {
     auto it = connections_.find(id);
-    if (it != connections_.end()) it->second->DeliverMessages();
+    if (it != connections_.end()) {
+      it->second->DeliverMessages();
+    } else if (Worker* w = ServerOf(id)) {
+      w->DeliverMessages(id);
+    }
   }
   if (more_messages) event_active(notify_, EV_READ, 0);
 }

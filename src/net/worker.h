@@ -5,6 +5,10 @@
 // runs them in its own group and sends the replies back through the session's deliver_hook, as
 // the offload thread does. Waiting, the worker's other clients waited too, with their pipelines
 // unserved while the hot key's holder ran out of work (docs/benchmarks.md, change 87).
+// A client whose writes keep being handed to one worker moves there (Receive): every hand-over
+// costs two wake-ups across threads, and a hot key's clients served by one worker measured
+// faster than the same clients split between two (change 88). Its session's hooks still post
+// to the worker that created it, which forwards what it no longer serves (MovedClients).
 //
 // The worker owns one WriteGroup (commands/dispatcher.h) for all its connections: the plain
 // keyed writes that one turn of its event loop reads, from one pipeline or from many clients,
@@ -30,6 +34,36 @@
 namespace basalt {
 
 class Connection;
+class Worker;
+
+// Which worker serves each client that moved from one worker to another. A worker that is asked
+// to act for a client it does not serve (a reply, a wake-up, a close, messages) forwards the
+// request to the worker this names.
+class MovedClients {
+ public:
+  // Runs `hand_over` (which queues the client at `to`) and records the move in one step: a
+  // request that finds the client gone from its old worker finds it queued at `to`.
+  template <typename HandOver>
+  void Move(uint64_t id, Worker* to, HandOver hand_over) {
+    std::lock_guard<std::mutex> lock(mu_);
+    hand_over();
+    where_[id] = to;
+  }
+  // nullptr for a client that never moved, or is gone.
+  Worker* Find(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = where_.find(id);
+    return it == where_.end() ? nullptr : it->second;
+  }
+  void Forget(uint64_t id) {
+    std::lock_guard<std::mutex> lock(mu_);
+    where_.erase(id);
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<uint64_t, Worker*> where_;
+};
 
 class Worker {
  public:
@@ -37,8 +71,8 @@ class Worker {
   ~Worker();
 
   // Tells the worker about all the server's workers (itself included), whose tags are their
-  // positions plus one. Called before Start().
-  void SetPeers(std::vector<Worker*> peers, uint8_t tag);
+  // positions plus one, and where moved clients are. Called before Start().
+  void SetPeers(std::vector<Worker*> peers, uint8_t tag, MovedClients* moved);
   void Start();
   uint8_t tag() const { return tag_; }
   // The worker with that tag; nullptr for none.
@@ -49,6 +83,10 @@ class Worker {
   // they are committed. Safe from any thread.
   void Delegate(std::shared_ptr<Session> session, std::vector<std::vector<std::string>> commands);
   static constexpr size_t kMaxDelegatedCommands = 64;
+  // Hands one of this worker's connections, idle and detached from this worker's loop
+  // (Connection::LeaveLoop), to `to`, which serves it from its next turn on.
+  void MoveConnection(uint64_t id, Worker* to);
+  MovedClients* moved_clients() const { return moved_; }
   // Safe from any thread.
   void Adopt(int fd, std::string peer, std::string local);
   void CloseClient(uint64_t id);
@@ -91,6 +129,11 @@ class Worker {
   void RunDelegated();
   // Sends a delegated client's replies to its own worker once they are all run and committed.
   void DeliverDelegated(uint64_t session_id);
+  // Takes over a connection another worker moved here (MoveConnection).
+  void Receive(std::unique_ptr<Connection> conn);
+  // The worker serving a client this one does not serve, if it moved (this one, if it is on
+  // its way here); nullptr otherwise.
+  Worker* ServerOf(uint64_t id);
 
   ServerState* state_;
   event_base* base_;
@@ -114,6 +157,7 @@ class Worker {
     std::vector<std::vector<std::string>> commands;
   };
   std::vector<DelegatedCommands> delegate_queue_;
+  std::vector<std::unique_ptr<Connection>> receive_queue_;
   bool stopping_ = false;
   bool exit_loop_ = false;  // set on the worker's thread once it has stopped its connections
 
@@ -123,6 +167,7 @@ class Worker {
   std::vector<uint64_t> read_clients_;  // this turn's reads, whose commands have not run
   std::vector<Worker*> peers_;
   uint8_t tag_ = 0;
+  MovedClients* moved_ = nullptr;
   // Delegated clients whose replies are being built or wait for the group's commit; the group
   // points into `out`, so this is declared before it.
   struct DelegatedClient {

@@ -23,6 +23,8 @@ struct ServerCounters {
   std::atomic<int64_t> grouped_commands{0};
   // Writes a worker handed to the worker whose group held their keys (net/worker.h).
   std::atomic<int64_t> delegated_commands{0};
+  // Connections that moved to the worker their writes kept being handed to (net/worker.h).
+  std::atomic<int64_t> moved_connections{0};
 
   void Reset() {
     connections_received = 0;
@@ -38,6 +40,7 @@ struct ServerCounters {
     grouped_commits = 0;
     grouped_commands = 0;
     delegated_commands = 0;
+    moved_connections = 0;
   }
 };
 

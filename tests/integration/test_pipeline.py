@@ -284,3 +284,72 @@ def test_pops_handed_to_the_worker_holding_their_key_take_each_member_once(serve
         if delegated() > before:
             break
     assert delegated() > before, "the two clients' pops never met in 30 rounds"
+
+
+@pytest.mark.basalt_only
+def test_a_client_whose_writes_go_to_another_worker_moves_there_whole(server, r):
+    """Two clients, one on each worker, pipeline INCRs of one key until a client whose writes
+    were handed to the other worker (worker-move-hand-overs, 1 here) has moved there
+    (src/net/worker.h). No INCR may count twice or be lost, and each client's INCRs rise. With
+    an odd number of moves in all, exactly one of the two clients is away from the worker that
+    created it. A moved client keeps its session (name, selected database, id), and what other
+    threads send it through the worker that created it reaches it on its new one: a script's
+    reply (from the offload thread), the wake-up of a blocked pop, a published message, and
+    CLIENT KILL. Both clients are checked."""
+    def moved():
+        return int(r.info("stats")["moved_connections"])
+
+    r.config_set("worker-move-hand-overs", 1)
+    before = moved()
+    raws = [server.raw() for _ in range(2)]
+    try:
+        ids = []
+        for c, raw in enumerate(raws):
+            assert raw.call("CLIENT", "SETNAME", "mover%d" % c) == ("+", b"OK")
+            assert raw.call("SELECT", "5") == ("+", b"OK")
+            ids.append(raw.call("CLIENT", "ID")[1])
+        total = 0
+        for _ in range(30):
+            start = threading.Barrier(len(raws))
+            counts = [[] for _ in raws]
+
+            def run(c):
+                start.wait()
+                for _ in range(20):
+                    counts[c] += [v for _, v in pipeline(raws[c], [("INCR", "hot")] * 64)]
+
+            threads = [threading.Thread(target=run, args=(c,)) for c in range(len(raws))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            for mine in counts:
+                assert mine == sorted(mine)
+            everyone = sorted(v for mine in counts for v in mine)
+            assert everyone == list(range(total + 1, total + len(raws) * 1280 + 1))
+            total += len(raws) * 1280
+            if (moved() - before) % 2 == 1:
+                break
+        assert (moved() - before) % 2 == 1, "no client stayed moved in 30 rounds"
+        r5 = server.client(db=5)
+        assert int(r5.get("hot")) == total and r.get("hot") is None
+        script = "return redis.call('INCR', KEYS[1])"
+        for c, raw in enumerate(raws):
+            assert raw.call("CLIENT", "GETNAME") == ("$", b"mover%d" % c)
+            assert raw.call("CLIENT", "ID") == (":", ids[c])
+            assert raw.call("EVAL", script, "1", "hot") == (":", total + c + 1)
+            raw.send("BLPOP", "wake%d" % c, "0")
+        time.sleep(0.2)
+        for c, raw in enumerate(raws):
+            r5.rpush("wake%d" % c, "x")
+            assert raw.read() == ("*", [("$", b"wake%d" % c), ("$", b"x")])
+            assert raw.call("SUBSCRIBE", "news%d" % c)[0] == "*"
+            assert r5.publish("news%d" % c, "hello") == 1
+            assert raw.read() == ("*", [("$", b"message"), ("$", b"news%d" % c),
+                                        ("$", b"hello")])
+            assert r.client_kill_filter(_id=ids[c]) == 1
+            assert raw.is_closed()
+    finally:
+        for raw in raws:
+            raw.close()
+        r.config_set("worker-move-hand-overs", 4)
