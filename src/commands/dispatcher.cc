@@ -50,17 +50,24 @@ bool ArityOk(int arity, size_t argc) {
 // with no snapshot between them), which must not straddle another client's write: LRANGE
 // reading a list's head from the metadata and then its elements must not see an LPOP that
 // committed in between.
-std::vector<size_t> StripesOf(ServerState& server, const Session& session, const CommandSpec& spec,
-                              const std::vector<std::string>& argv) {
-  std::vector<size_t> stripes;
+// Into *stripes (sorted, distinct), replacing what it held.
+void CollectStripes(ServerState& server, const Session& session, const CommandSpec& spec,
+                    const std::vector<std::string>& argv, std::vector<size_t>* stripes) {
+  stripes->clear();
   Keyspace* ks = server.keyspace;
   uint8_t pdb = ks->Physical(session.db);
   CommandTable::ForEachKeyIndex(spec, argv, [&](size_t i) {
-    stripes.push_back(ks->locks().StripeOf(pdb, argv[i]));
-    ks->locks().Prefetch(stripes.back());
+    stripes->push_back(ks->locks().StripeOf(pdb, argv[i]));
+    ks->locks().Prefetch(stripes->back());
   });
-  std::sort(stripes.begin(), stripes.end());
-  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+  std::sort(stripes->begin(), stripes->end());
+  stripes->erase(std::unique(stripes->begin(), stripes->end()), stripes->end());
+}
+
+std::vector<size_t> StripesOf(ServerState& server, const Session& session, const CommandSpec& spec,
+                              const std::vector<std::string>& argv) {
+  std::vector<size_t> stripes;
+  CollectStripes(server, session, spec, argv, &stripes);
   return stripes;
 }
 
@@ -398,7 +405,9 @@ class GroupedRun {
   // False when the command was refused (BUSY, READONLY) instead of run.
   bool Run(const CommandSpec& spec, std::vector<std::string>& argv, Reply& reply, std::string* out,
            int64_t busy_threshold_ms) {
-    std::vector<size_t> stripes = StripesOf(server_, session_, spec, argv);
+    // In a buffer the group keeps: a vector per command was one of a write's allocations.
+    std::vector<size_t>& stripes = group_.next_stripes_;
+    CollectStripes(server_, session_, spec, argv, &stripes);
     if (group_.active() && group_.replies_.size() >= kMaxGroupedCommands) {
       // A full group whose next command writes keys the group already locked (a pipeline on
       // one hot key) commits and goes on with those locks: releasing them would hand the key to
@@ -411,7 +420,7 @@ class GroupedRun {
     } else if (group_.active() && !TryAddStripes(stripes)) {
       group_.Commit(server_);
     }
-    if (!group_.active() && !Begin(std::move(stripes), busy_threshold_ms)) {
+    if (!group_.active() && !Begin(stripes, busy_threshold_ms)) {
       server_.counters.error_replies++;
       reply.Error(kBusyScriptError);
       return false;
@@ -426,7 +435,7 @@ class GroupedRun {
   // Starts the group: after another worker took the stripe the last group handed it, the
   // keyspace lock (given up, returning false, while a script is busy), then the first command's
   // stripes, waiting for them in turn (lock_table.h).
-  bool Begin(std::vector<size_t> stripes, int64_t busy_threshold_ms) {
+  bool Begin(const std::vector<size_t>& stripes, int64_t busy_threshold_ms) {
     group_.table_ = &server_.keyspace->locks();
     if (group_.hand_off_ != LockTable::kNoStripe) {
       group_.table_->AwaitTakenByWaiter(group_.hand_off_, kHandOffWaitUs);
@@ -439,7 +448,7 @@ class GroupedRun {
       group_.table_->LockWaitingInTurn(stripe);
       group_.table_->SetHolder(stripe, group_.holder_tag_);
     }
-    group_.stripes_ = std::move(stripes);
+    group_.stripes_.assign(stripes.begin(), stripes.end());
     group_.ctx_.emplace(server_.keyspace);
     return true;
   }
@@ -554,15 +563,15 @@ void WriteGroup::CommitKeepingLocks(ServerState& server, const std::vector<size_
     }
   }
   std::vector<uint64_t> sessions = CommitBatch(server);
-  std::vector<size_t> kept;
+  size_t kept = 0;
   for (size_t stripe : stripes_) {
     if (std::binary_search(keep.begin(), keep.end(), stripe)) {
-      kept.push_back(stripe);
+      stripes_[kept++] = stripe;
     } else {
       Unlock(stripe);
     }
   }
-  stripes_ = std::move(kept);
+  stripes_.resize(kept);
   for (uint64_t id : sessions) {
     if (std::find(committed_sessions_.begin(), committed_sessions_.end(), id) ==
         committed_sessions_.end()) {

@@ -75,7 +75,8 @@ class WriteGroup {
 
   CommitListener after_commit_;
   std::shared_lock<WriterPreferringMutex> keyspace_lock_;
-  std::vector<size_t> stripes_;  // held exclusively, sorted
+  std::vector<size_t> stripes_;       // held exclusively, sorted
+  std::vector<size_t> next_stripes_;  // those of the command joining (GroupedRun::Run)
   LockTable* table_ = nullptr;
   uint8_t holder_tag_ = 0;
   // A stripe the last commit released while another group waited for it: the next group lets

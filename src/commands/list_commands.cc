@@ -5,6 +5,7 @@
 // does (so the same error wins), look the key up once, and reply. The blocking commands call
 // the same list functions (ListPop, ListMove).
 #include <climits>
+#include <span>
 
 #include "commands/command_util.h"
 #include "types/list.h"
@@ -43,7 +44,11 @@ void ReplyElements(CommandContext& c, const std::vector<std::string>& items) {
 }
 
 void PushGeneric(CommandContext& c, ListEnd end, bool only_if_exists) {
-  std::vector<std::string_view> items(c.argv.begin() + 2, c.argv.end());
+  // Most pushes carry one element, whose view needs no vector.
+  std::string_view one[] = {c.arg(2)};
+  std::vector<std::string_view> many;
+  if (c.argc() > 3) many.assign(c.argv.begin() + 2, c.argv.end());
+  std::span<const std::string_view> items = c.argc() > 3 ? std::span(many) : std::span(one);
   auto size = ListPush(c.ctx, c.db(), c.arg(1), end, items, only_if_exists);
   if (ReplyIfError(c, size.status())) return;
   c.reply.Integer(static_cast<int64_t>(*size));

@@ -309,7 +309,7 @@ void ListSet(Context& ctx, int db, std::string_view key, const KeyState& state, 
 }
 
 uint64_t ListPushTo(Context& ctx, int db, std::string_view key, const KeyState& state, ListEnd end,
-                    const std::vector<std::string_view>& items) {
+                    std::span<const std::string_view> items) {
   // Starting from the middle of a 64-bit index space, neither end can run out in practice.
   Metadata meta = state.live() ? state.meta : NewList();
   for (std::string_view item : items) PushRaw(ctx, db, key, meta, end, item);
@@ -318,7 +318,7 @@ uint64_t ListPushTo(Context& ctx, int db, std::string_view key, const KeyState& 
 }
 
 StatusOr<uint64_t> ListPush(Context& ctx, int db, std::string_view key, ListEnd end,
-                            const std::vector<std::string_view>& items, bool only_if_exists) {
+                            std::span<const std::string_view> items, bool only_if_exists) {
   auto state = LookupList(ctx, db, key);
   if (!state.ok()) return state.status();
   if (only_if_exists && !state->live()) return uint64_t{0};
@@ -385,7 +385,8 @@ StatusOr<std::optional<std::string>> ListMove(Context& ctx, int db, std::string_
   Status s = PopRaw(ctx, db, src, meta, from, 1, &value);
   if (!s.ok()) return s;
   ctx.WriteCollection(db, src, meta, *src_state);
-  ListPushTo(ctx, db, dst, *dst_state, to, {value[0]});
+  const std::string_view moved[] = {value[0]};
+  ListPushTo(ctx, db, dst, *dst_state, to, moved);
   return std::optional<std::string>(std::move(value[0]));
 }
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -77,12 +78,12 @@ void ListSet(Context& ctx, int db, std::string_view key, const KeyState& state, 
 // Pushes `items` one by one at `end` (LPUSH a b c leaves c first), creating the list when
 // `state` is not live. Returns the new length.
 uint64_t ListPushTo(Context& ctx, int db, std::string_view key, const KeyState& state, ListEnd end,
-                    const std::vector<std::string_view>& items);
+                    std::span<const std::string_view> items);
 
 // LPUSH/RPUSH (and the X variants with only_if_exists: then 0 when the key is missing).
 // Returns the new length, or the WRONGTYPE error.
 StatusOr<uint64_t> ListPush(Context& ctx, int db, std::string_view key, ListEnd end,
-                            const std::vector<std::string_view>& items, bool only_if_exists);
+                            std::span<const std::string_view> items, bool only_if_exists);
 
 // Pops up to `count` elements from `end` of a list looked up as `state` (live, a list), in
 // pop order. Deletes the key when it empties.
