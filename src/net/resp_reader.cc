@@ -92,8 +92,50 @@ RespReader::Result RespReader::ParseInline(std::vector<std::string>* argv) {
   return Result::kCommand;
 }
 
+bool RespReader::ParseWholeMultibulk(std::vector<std::string>* argv, const Limits& limits) {
+  // Only what the general path would parse to the same arguments: lengths of 1 to 9 digits
+  // without a leading zero, each line ended by "\r\n", and counts and lengths within the
+  // limits that path checks. Longer arguments gain nothing here and are not kept in argv's
+  // strings between commands.
+  constexpr int64_t kMaxArguments = 64;
+  constexpr int64_t kMaxArgumentBytes = 1024;
+  const char* p = buffer_.data() + pos_;
+  const char* const end = buffer_.data() + buffer_.size();
+  auto length_line = [&](char kind, int64_t* n) {
+    if (end - p < 4 || p[0] != kind || p[1] < '1' || p[1] > '9') return false;
+    const char* q = p + 1;
+    int64_t value = 0;
+    while (q < end && *q >= '0' && *q <= '9' && q - p <= 9) value = value * 10 + (*q++ - '0');
+    if (end - q < 2 || q[0] != '\r' || q[1] != '\n') return false;
+    *n = value;
+    p = q + 2;
+    return true;
+  };
+  int64_t count = 0;
+  if (!length_line('*', &count) || count > kMaxArguments || count > limits.max_multibulk_len ||
+      (!limits.authenticated && count > 10)) {
+    return false;
+  }
+  argv->resize(static_cast<size_t>(count));
+  for (std::string& arg : *argv) {
+    int64_t len = 0;
+    if (!length_line('$', &len) || len > kMaxArgumentBytes || len > limits.max_bulk_len ||
+        end - p < len + 2) {
+      return false;
+    }
+    if (arg.capacity() > static_cast<size_t>(kMaxArgumentBytes)) std::string().swap(arg);
+    arg.assign(p, static_cast<size_t>(len));
+    p += len + 2;  // the general path does not look at the two bytes after the data either
+  }
+  pos_ = static_cast<size_t>(p - buffer_.data());
+  return true;
+}
+
 RespReader::Result RespReader::ParseMultibulk(std::vector<std::string>* argv,
                                               const Limits& limits) {
+  if (multibulk_remaining_ == 0 && bulk_len_ < 0 && ParseWholeMultibulk(argv, limits)) {
+    return Result::kCommand;
+  }
   if (multibulk_remaining_ == 0) {
     const char* start = buffer_.data() + pos_;
     size_t avail = buffer_.size() - pos_;

@@ -47,6 +47,10 @@ class RespReader {
  private:
   Result ParseInline(std::vector<std::string>* argv);
   Result ParseMultibulk(std::vector<std::string>* argv, const Limits& limits);
+  // The common case in one pass: a whole request of short arguments already buffered, parsed
+  // into *argv's own strings. False, with pos_ unchanged, for anything else, which
+  // ParseMultibulk then parses from the same place.
+  bool ParseWholeMultibulk(std::vector<std::string>* argv, const Limits& limits);
   Result Fail(const std::string& msg);
   void Compact();
 

@@ -468,5 +468,37 @@ TEST(RespReaderTest, ACommandReceivedInPiecesCannotBePutBack) {
   EXPECT_EQ(reader.Next(&argv, {}), Result::kNeedMore);
 }
 
+// A connection parses every command into the same vector. Whole requests of short arguments
+// take a one-pass path that writes into the vector's own strings; whatever they held before
+// (more arguments, longer ones, a command of the general path) must not show through, and a
+// long argument's memory must not stay with the vector for the commands after it.
+TEST(RespReaderTest, CommandsParsedIntoOneVectorAreEachExactlyThemselves) {
+  const std::string large(100 * 1024, 'v');
+  const std::vector<Argv> commands = {{"SET", "key:1", "value"},
+                                      {"GET", "k"},
+                                      {"RPUSH", "list", "a", "bb", "ccc"},
+                                      {"SET", "k", large},
+                                      {"SET", "k2", "v2"},
+                                      {"SET", "k", ""},
+                                      {"INCR", "counter:0123"},
+                                      {"PING"},
+                                      {"MSET", "a", "1", "b", "2"}};
+  std::string stream;
+  for (const Argv& c : commands) stream += Multibulk(c);
+  RespReader reader;
+  reader.Feed(stream.data(), stream.size());
+  Argv argv;
+  for (const Argv& expected : commands) {
+    ASSERT_EQ(reader.Next(&argv, {}), Result::kCommand);
+    EXPECT_EQ(argv, expected);
+    for (const std::string& arg : argv) {
+      if (arg.size() <= 1024) {
+        EXPECT_LE(arg.capacity(), 4096u) << arg.substr(0, 16);
+      }
+    }
+  }
+  EXPECT_EQ(reader.Next(&argv, {}), Result::kNeedMore);
+}
+
 }  // namespace
 }  // namespace basalt
