@@ -456,6 +456,28 @@ def test_single_pops_among_concurrent_removals_and_additions_take_each_member_on
     assert rr.execute_command("SCARD", "s") == len(rest)
 
 
+def test_single_pops_drain_a_large_set_to_its_last_member_with_changes_near_the_end(rr):
+    """Single pops drain a large set down to its last members. Below 64 members Basalt's pops
+    used to read the whole rest of the set, stepping over every tombstone the drain had left;
+    now they keep drawing from the members picked ahead. With 40 members left, ten of them are
+    removed with SREM and five new ones added: every member is taken exactly once, the new
+    ones too, none of the removed ones, and the key is gone at the end."""
+    members = fill_large_set(rr, "s", 20000)
+    popped = []
+    for n in [500] * 39 + [460]:
+        popped += pipelined_pops(rr, "s", n)
+    assert None not in popped and rr.execute_command("SCARD", "s") == 40
+    left = sorted(set(members) - set(popped))
+    removed, added = left[::4], ["new%d" % i for i in range(5)]
+    assert rr.execute_command("SREM", "s", *removed) == len(removed)
+    assert rr.execute_command("SADD", "s", *added) == 5
+    popped += pipelined_pops(rr, "s", 40)
+    assert popped[-5:] == [None] * 5 and rr.execute_command("EXISTS", "s") == 0
+    taken = [m for m in popped if m is not None]
+    assert len(taken) == len(set(taken))
+    assert set(taken) == (set(members) - set(removed)) | set(added)
+
+
 def test_spop_errors(rr):
     rr.execute_command("SADD", "s", "a")
     raises(rr, POSITIVE, "SPOP", "s", "-1")
