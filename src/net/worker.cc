@@ -166,11 +166,16 @@ void Worker::MoveConnection(uint64_t id, Worker* to) {
   moved_->Move(id, to, [&] { to->Post([&] { to->receive_queue_.push_back(std::move(conn)); }); });
 }
 
-void Worker::Receive(std::unique_ptr<Connection> conn) {
+void Worker::Serve(std::unique_ptr<Connection> conn) {
   uint64_t id = conn->session().id;
   Connection* raw = conn.get();
   connections_.emplace(id, std::move(conn));
   raw->Attach(this);
+}
+
+void Worker::Receive(std::unique_ptr<Connection> conn) {
+  uint64_t id = conn->session().id;
+  Serve(std::move(conn));
   // Commands it received before the move (the one that made it move, at least) run this turn.
   RunAfterReads(id);
 }
@@ -262,11 +267,8 @@ void Worker::DrainQueue() {
     session->wake_hook = [this, id] { WakeClient(id); };
     session->deliver_hook = [this, id](std::string reply) { DeliverReply(id, std::move(reply)); };
     session->output.SetHooks([this, id] { DeliverMessages(id); }, [this, id] { CloseClient(id); });
-    auto conn = std::make_unique<Connection>(p.fd, session);
     state_->clients.Add(session);
-    Connection* raw = conn.get();
-    connections_.emplace(id, std::move(conn));
-    raw->Attach(this);
+    Serve(std::make_unique<Connection>(p.fd, session));
   }
   // Connections that moved here first: requests for them queued after their move.
   for (auto& conn : received) Receive(std::move(conn));
@@ -277,28 +279,17 @@ void Worker::DrainQueue() {
     if (Worker* w = ServerOf(id)) w->CloseClient(id);
   }
   for (uint64_t id : wake) {
-    auto it = connections_.find(id);
-    if (it != connections_.end()) {
-      it->second->RetryBlocked();
-    } else if (Worker* w = ServerOf(id)) {
-      w->WakeClient(id);
-    }
+    ServeOrForward(
+        id, [](Connection& c) { c.RetryBlocked(); }, [id](Worker& w) { w.WakeClient(id); });
   }
   for (auto& [id, reply] : deliver) {
-    auto it = connections_.find(id);
-    if (it != connections_.end()) {
-      it->second->DeliverOffloaded(std::move(reply));
-    } else if (Worker* w = ServerOf(id)) {
-      w->DeliverReply(id, std::move(reply));
-    }
+    ServeOrForward(
+        id, [&](Connection& c) { c.DeliverOffloaded(std::move(reply)); },
+        [&](Worker& w) { w.DeliverReply(id, std::move(reply)); });
   }
   for (uint64_t id : messages) {
-    auto it = connections_.find(id);
-    if (it != connections_.end()) {
-      it->second->DeliverMessages();
-    } else if (Worker* w = ServerOf(id)) {
-      w->DeliverMessages(id);
-    }
+    ServeOrForward(
+        id, [](Connection& c) { c.DeliverMessages(); }, [id](Worker& w) { w.DeliverMessages(id); });
   }
   if (more_messages) event_active(notify_, EV_READ, 0);
 }

@@ -129,11 +129,21 @@ class Worker {
   void RunDelegated();
   // Sends a delegated client's replies to its own worker once they are all run and committed.
   void DeliverDelegated(uint64_t session_id);
+  // Adds a connection to this worker's loop.
+  void Serve(std::unique_ptr<Connection> conn);
   // Takes over a connection another worker moved here (MoveConnection).
   void Receive(std::unique_ptr<Connection> conn);
   // The worker serving a client this one does not serve, if it moved (this one, if it is on
   // its way here); nullptr otherwise.
   Worker* ServerOf(uint64_t id);
+  // Runs `serve` on the client's connection if this worker serves it, else `forward` on the
+  // worker that does, if the client moved.
+  template <typename ServeFn, typename ForwardFn>
+  void ServeOrForward(uint64_t id, ServeFn serve, ForwardFn forward) {
+    auto it = connections_.find(id);
+    if (it != connections_.end()) return serve(*it->second);
+    if (Worker* w = ServerOf(id)) forward(*w);
+  }
 
   ServerState* state_;
   event_base* base_;
