@@ -282,7 +282,10 @@ void Worker::DrainQueue() {
     ServeOrForward(
         id, [](Connection& c) { c.RetryBlocked(); }, [id](Worker& w) { w.WakeClient(id); });
   }
-  for (auto& [id, reply] : deliver) {
+  for (auto& delivery : deliver) {
+    // Not a structured binding: the clang of the sanitizer build cannot capture one.
+    const uint64_t id = delivery.first;
+    std::string& reply = delivery.second;
     ServeOrForward(
         id, [&](Connection& c) { c.DeliverOffloaded(std::move(reply)); },
         [&](Worker& w) { w.DeliverReply(id, std::move(reply)); });
