@@ -43,17 +43,19 @@ constexpr int kMaxDraws = 64;
 constexpr int kPopStretchDraws = 4;
 // Single pops of one large set, many in a row, come from a pool of members picked ahead
 // (PopFromPool): each probe that fills it takes kPoolRun members in a row, so a seek through
-// every sorted run serves that many pops instead of one. The pool holds kPoolTarget members,
-// drawn from it at random, so that the members of one run leave it far apart in time (about
-// kPoolRun / kPoolTarget of pairs of pops in a row are neighbours). A set gets one after
-// kPoolAfterPops single pops in a row, if it has at least kPoolMinSize members, of which the pool
-// then holds a sixteenth at most: filling it takes kPoolTarget / kPoolRun probes at once, which
-// those pops pay back, where pops that move between sets would pay it again and again. The pool
-// stays in use as the pops drain the set, down to the last members, which it then holds all of.
+// every sorted run serves that many pops instead of one. Late in a drain a seek costs most of a
+// pop (runs of 16 left it a fifth of a pipelined pop's instructions; change 92). The pool holds
+// kPoolTarget members, drawn from it at random, so that the members of one run leave it far
+// apart in time (about kPoolRun / kPoolTarget of pairs of pops in a row come from one run). A set
+// gets one after kPoolAfterPops single pops in a row, if it has at least kPoolMinSize members, of
+// which the pool then holds a quarter at most: filling it takes kPoolTarget / kPoolRun probes at
+// once, which those pops pay back, where pops that move between sets would pay it again and
+// again. The pool stays in use as the pops drain the set, down to the last members, which it
+// then holds all of.
 constexpr uint64_t kPoolMinSize = 16384;
 constexpr uint64_t kPoolAfterPops = 1024;
-constexpr size_t kPoolTarget = 2048;
-constexpr int kPoolRun = 16;
+constexpr size_t kPoolTarget = 4096;
+constexpr int kPoolRun = 64;
 // A pool's members may total this many bytes: a set of larger members pops without one.
 constexpr size_t kPoolMaxBytes = 512 << 10;
 // Pool members a pop may find gone (popped or removed by someone else) before it probes instead.
