@@ -233,16 +233,18 @@ void Connection::RunReadInput() {
 // A pipeline's commands each begin by looking their key up in the metadata cache and locking
 // its stripe: two cache misses for a key at a random place, one after another for each command.
 // Started together for the commands already received, they overlap (docs/benchmarks.md,
-// change 85). A pipeline on one key (LPUSH) has nothing to overlap.
-void Connection::PrefetchPipelinedKeys() {
+// change 85). A pipeline on one key (LPUSH) has nothing to overlap. The first command is
+// taken as parsed: peeking it too parsed every unpipelined command twice (change 93).
+void Connection::PrefetchPipelinedKeys(const std::vector<std::string>& first) {
   constexpr size_t kPrefetchedCommands = 16;
+  if (first.size() < 2) return;
   thread_local std::vector<std::string_view> keys;
-  keys.clear();
+  keys.assign(1, first[1]);
   // The first two tell a pipeline on one key without scanning the rest.
-  reader_.PeekSecondArguments(2, &keys);
+  reader_.PeekSecondArguments(1, &keys);
   if (keys.size() < 2 || keys[0] == keys[1]) return;
-  keys.clear();
-  reader_.PeekSecondArguments(kPrefetchedCommands, &keys);
+  keys.resize(1);
+  reader_.PeekSecondArguments(kPrefetchedCommands - 1, &keys);
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   worker_->state()->keyspace->PrefetchForCommands(session_->db, keys);
 }
@@ -284,7 +286,6 @@ bool Connection::DelegateIfHeldElsewhere(std::vector<std::string>& argv,
 }
 
 void Connection::ProcessCommands() {
-  PrefetchPipelinedKeys();
   ServerState* state = worker_->state();
   RespReader::Limits limits;
   limits.max_bulk_len = state->config->proto_max_bulk_len.load(std::memory_order_relaxed);
@@ -293,6 +294,7 @@ void Connection::ProcessCommands() {
   evbuffer* output = bufferevent_get_output(bev_);
   // Once for the commands of a read, as Redis stamps a client when it reads its query.
   session_->last_interaction_ms.store(UnixMillis(), std::memory_order_relaxed);
+  bool first = true;
   while (!closing_ && !handing_over_ && !session_->block.active && !session_->awaiting_reply) {
     if (evbuffer_get_length(output) + out_.size() >= kPauseOutputBytes) {
       paused_ = true;
@@ -307,6 +309,8 @@ void Connection::ProcessCommands() {
       closing_ = true;
       break;
     }
+    if (first) PrefetchPipelinedKeys(argv);
+    first = false;
     if (DelegateIfHeldElsewhere(argv, limits)) break;
     hand_overs_in_a_row_ = 0;
     Dispatch(*state, *session_, argv, &out_, &group);

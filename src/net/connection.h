@@ -65,9 +65,9 @@ class Connection {
   void ResumeReading();
   // Runs every complete buffered command until input runs out, the client blocks or closes.
   void ProcessCommands();
-  // Starts loading the metadata cache slots and lock stripes of the keys of the next commands
-  // already received, before the first of them runs.
-  void PrefetchPipelinedKeys();
+  // Starts loading the metadata cache slots and lock stripes of the keys of `first` (the first
+  // command of a read, just parsed) and of the commands received after it, before it runs.
+  void PrefetchPipelinedKeys(const std::vector<std::string>& first);
   // If `argv` writes only keys that another worker's write group holds, hands it, and the
   // commands after it that do the same, to that worker (Worker::Delegate) and returns true.
   bool DelegateIfHeldElsewhere(std::vector<std::string>& argv, const RespReader::Limits& limits);
