@@ -235,7 +235,7 @@ StatusOr<KeyState> Context::Lookup(int db, std::string_view key) {
     return state;
   }
   std::string value;
-  rocksdb::Status s = batch_.Get(ColumnFamily::kMetadata, MetadataKey(pdb, key), &value);
+  rocksdb::Status s = batch_.Get(ColumnFamily::kMetadata, EncodeMetadataKey(pdb, key), &value);
   if (s.IsNotFound()) return state;
   if (!s.ok()) return Status::IOError(s.ToString());
   if (!state.meta.Decode(value)) return Status::IOError("corrupt metadata for a key");
@@ -349,10 +349,18 @@ void Context::Write(int db, std::string_view key, const Metadata& meta, const Ke
   }
   Register(pdb, key, meta);
   meta.EncodeTo(&encoded_metadata_);
-  batch_.Put(ColumnFamily::kMetadata, MetadataKey(pdb, key), encoded_metadata_);
+  batch_.Put(ColumnFamily::kMetadata, EncodeMetadataKey(pdb, key), encoded_metadata_);
   if (encoded_metadata_.capacity() > 4096) encoded_metadata_ = std::string();
   touched_.emplace_back(pdb, std::string(key));
   RememberWrite(pdb, key, meta);
+}
+
+const std::string& Context::EncodeMetadataKey(uint8_t pdb, std::string_view key) {
+  // A huge key's buffer is kept only until the next key.
+  if (metadata_key_.capacity() > 4096) metadata_key_ = std::string();
+  metadata_key_.clear();
+  AppendMetadataKey(&metadata_key_, pdb, key);
+  return metadata_key_;
 }
 
 void Context::RememberWrite(uint8_t pdb, std::string_view key, const Metadata& meta) {
@@ -381,7 +389,7 @@ void Context::Delete(int db, std::string_view key, const KeyState& old) {
   uint8_t pdb = keyspace_->Physical(db);
   Retire(pdb, key, old.meta);
   NoteEndedIncarnation(pdb, key, old.meta);
-  batch_.Delete(ColumnFamily::kMetadata, MetadataKey(pdb, key));
+  batch_.Delete(ColumnFamily::kMetadata, EncodeMetadataKey(pdb, key));
   touched_.emplace_back(pdb, std::string(key));
 }
 

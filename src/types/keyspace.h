@@ -193,6 +193,8 @@ class Context {
   void NoteEndedIncarnation(uint8_t pdb, std::string_view key, const Metadata& old);
   // `meta` is now the batch's metadata of `key`: the next Lookup of it takes it (last_write_).
   void RememberWrite(uint8_t pdb, std::string_view key, const Metadata& meta);
+  // `key`'s `metadata` key, in metadata_key_: valid until the next call.
+  const std::string& EncodeMetadataKey(uint8_t pdb, std::string_view key);
   static constexpr uint64_t kReclaimedIncarnation = 4096;
 
   Keyspace* keyspace_;
@@ -219,6 +221,9 @@ class Context {
   // Where Write() encodes metadata, its capacity kept for the group's next write (one
   // allocation fewer per write command), unless a large string value grew it.
   std::string encoded_metadata_;
+  // Where Lookup(), Write() and Delete() encode a `metadata` key: one of redis-benchmark's keys
+  // ("key:000000123456") is past a string's inline capacity, so each encoding was an allocation.
+  std::string metadata_key_;
 };
 
 extern const char* const kWrongTypeError;
