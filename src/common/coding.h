@@ -5,6 +5,7 @@
 // false when the input is too short, so corrupt values are detected instead of read past.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -16,12 +17,26 @@ inline void PutFixed8(std::string* dst, uint8_t v) {
   dst->push_back(static_cast<char>(v));
 }
 
+// The byte loops below are the portable definition. On a little-endian host a byte swap and one
+// store do the same: the compiler does not always merge the loop's stores (a byte at a time,
+// 18 instructions a field, when the destination was a buffer indexed by a running offset; change
+// 95).
 inline void EncodeFixed32(char* p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = static_cast<char>(v >> (24 - 8 * i));
+  if constexpr (std::endian::native == std::endian::little) {
+    v = __builtin_bswap32(v);
+    std::memcpy(p, &v, 4);
+  } else {
+    for (int i = 0; i < 4; i++) p[i] = static_cast<char>(v >> (24 - 8 * i));
+  }
 }
 
 inline void EncodeFixed64(char* p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = static_cast<char>(v >> (56 - 8 * i));
+  if constexpr (std::endian::native == std::endian::little) {
+    v = __builtin_bswap64(v);
+    std::memcpy(p, &v, 8);
+  } else {
+    for (int i = 0; i < 8; i++) p[i] = static_cast<char>(v >> (56 - 8 * i));
+  }
 }
 
 inline void PutFixed32(std::string* dst, uint32_t v) {
@@ -38,12 +53,20 @@ inline void PutFixed64(std::string* dst, uint64_t v) {
 
 inline uint32_t DecodeFixed32(const char* p) {
   uint32_t v = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(&v, p, 4);
+    return __builtin_bswap32(v);
+  }
   for (int i = 0; i < 4; i++) v = (v << 8) | static_cast<uint8_t>(p[i]);
   return v;
 }
 
 inline uint64_t DecodeFixed64(const char* p) {
   uint64_t v = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    std::memcpy(&v, p, 8);
+    return __builtin_bswap64(v);
+  }
   for (int i = 0; i < 8; i++) v = (v << 8) | static_cast<uint8_t>(p[i]);
   return v;
 }
