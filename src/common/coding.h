@@ -55,9 +55,10 @@ inline uint32_t DecodeFixed32(const char* p) {
   uint32_t v = 0;
   if constexpr (std::endian::native == std::endian::little) {
     std::memcpy(&v, p, 4);
-    return __builtin_bswap32(v);
+    v = __builtin_bswap32(v);
+  } else {
+    for (int i = 0; i < 4; i++) v = (v << 8) | static_cast<uint8_t>(p[i]);
   }
-  for (int i = 0; i < 4; i++) v = (v << 8) | static_cast<uint8_t>(p[i]);
   return v;
 }
 
@@ -65,9 +66,10 @@ inline uint64_t DecodeFixed64(const char* p) {
   uint64_t v = 0;
   if constexpr (std::endian::native == std::endian::little) {
     std::memcpy(&v, p, 8);
-    return __builtin_bswap64(v);
+    v = __builtin_bswap64(v);
+  } else {
+    for (int i = 0; i < 8; i++) v = (v << 8) | static_cast<uint8_t>(p[i]);
   }
-  for (int i = 0; i < 8; i++) v = (v << 8) | static_cast<uint8_t>(p[i]);
   return v;
 }
 

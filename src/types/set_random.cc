@@ -43,8 +43,8 @@ constexpr int kMaxDraws = 64;
 constexpr int kPopStretchDraws = 4;
 // Single pops of one large set, many in a row, come from a pool of members picked ahead
 // (PopFromPool): each probe that fills it takes kPoolRun members in a row, so a seek through
-// every sorted run serves that many pops instead of one. Late in a drain a seek costs most of a
-// pop (runs of 16 left it a fifth of a pipelined pop's instructions; change 92). The pool holds
+// every sorted run serves that many pops instead of one (with runs of 16, refilling took 35% of
+// a pipelined drain's instructions, its seeks 13%; change 92). The pool holds
 // kPoolTarget members, drawn from it at random, so that the members of one run leave it far
 // apart in time (about kPoolRun / kPoolTarget of pairs of pops in a row come from one run). A set
 // gets one after kPoolAfterPops single pops in a row, if it has at least kPoolMinSize members, of
