@@ -92,25 +92,35 @@ RespReader::Result RespReader::ParseInline(std::vector<std::string>* argv) {
   return Result::kCommand;
 }
 
+namespace {
+
+// Reads a whole "<kind>N\r\n" line at *p, N of 1 to 9 digits without a leading zero (or "0"),
+// into *n and moves *p past it; false, *p unchanged, for anything else. Stricter than the
+// general path: what passes here parses the same there.
+bool ShortLengthLine(char kind, const char* end, const char** p, int64_t* n) {
+  const char* at = *p;
+  if (end - at < 4 || at[0] != kind || at[1] < '0' || at[1] > '9') return false;
+  const char* q = at + 1;
+  int64_t value = 0;
+  while (q < end && *q >= '0' && *q <= '9' && q - at <= 9) value = value * 10 + (*q++ - '0');
+  if (at[1] == '0' && q - at > 2) return false;  // a leading zero
+  if (end - q < 2 || q[0] != '\r' || q[1] != '\n') return false;
+  *n = value;
+  *p = q + 2;
+  return true;
+}
+
+}  // namespace
+
 bool RespReader::ParseWholeMultibulk(std::vector<std::string>* argv, const Limits& limits) {
-  // Only what the general path would parse to the same arguments: lengths of 1 to 9 digits
-  // without a leading zero, each line ended by "\r\n", and counts and lengths within the
-  // limits that path checks. Longer arguments gain nothing here and are not kept in argv's
-  // strings between commands.
+  // Only what the general path would parse to the same arguments: short length lines
+  // (ShortLengthLine), and counts and lengths within the limits that path checks. Longer arguments
+  // gain nothing here and are not kept in argv's strings between commands.
   constexpr int64_t kMaxArguments = 64;
   constexpr int64_t kMaxArgumentBytes = 1024;
   const char* p = buffer_.data() + pos_;
   const char* const end = buffer_.data() + buffer_.size();
-  auto length_line = [&](char kind, int64_t* n) {
-    if (end - p < 4 || p[0] != kind || p[1] < '1' || p[1] > '9') return false;
-    const char* q = p + 1;
-    int64_t value = 0;
-    while (q < end && *q >= '0' && *q <= '9' && q - p <= 9) value = value * 10 + (*q++ - '0');
-    if (end - q < 2 || q[0] != '\r' || q[1] != '\n') return false;
-    *n = value;
-    p = q + 2;
-    return true;
-  };
+  auto length_line = [&](char kind, int64_t* n) { return ShortLengthLine(kind, end, &p, n); };
   int64_t count = 0;
   if (!length_line('*', &count) || count > kMaxArguments || count > limits.max_multibulk_len ||
       (!limits.authenticated && count > 10)) {
@@ -195,13 +205,10 @@ void RespReader::PeekSecondArguments(size_t max, std::vector<std::string_view>* 
   const char* const end = buffer_.data() + buffer_.size();
   const char* p = buffer_.data() + pos_;
   // The number on a "*N" or "$N" line at p, and p moved past the line; nullopt when the line is
-  // not whole or not a length.
+  // not whole or not a short length (the hint gives up where parsing takes the general path).
   auto length_line = [&](char kind) -> std::optional<int64_t> {
-    if (p >= end || *p != kind) return std::nullopt;
-    const char* cr = static_cast<const char*>(memchr(p, '\r', end - p));
-    if (cr == nullptr || cr + 1 >= end || cr[1] != '\n') return std::nullopt;
-    std::optional<int64_t> n = ParseLength(std::string_view(p + 1, cr - p - 1));
-    p = cr + 2;
+    int64_t n = 0;
+    if (!ShortLengthLine(kind, end, &p, &n)) return std::nullopt;
     return n;
   };
   for (size_t found = 0; found < max; found++) {

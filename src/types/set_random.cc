@@ -528,21 +528,21 @@ StatusOr<std::vector<Member>> PopRandomMembers(Context& ctx, int db, std::string
   StatusOr<std::vector<Member>> rest = std::vector<Member>{};
   uint64_t tombstones = 0;
   PoolPop pool_pop;
-  bool from_pool = false;
-  {
+  // A set drained through its pool pops from it to the last member: a full read of its last
+  // kPopFromFullRead members stepped over the tombstones of every pop before them (181k at the
+  // end of a drain of 181k members, a tenth of the drain's instructions; change 91). A small set
+  // does not take the slot of another set's pool.
+  if (count == 1) {
+    Status s = PopFromPool(ctx, db, key, meta, /*claim=*/probe, &pool_pop);
+    if (!s.ok()) return s;
+  }
+  const bool from_pool = pool_pop.member.has_value();
+  if (from_pool) {
+    picked->push_back(std::move(*pool_pop.member));
+  } else {
+    // Only pops that read the set count the tombstones they step over (see reincarnate below).
     TombstoneCounter counter;
-    // A set drained through its pool pops from it to the last member: a full read of its last
-    // kPopFromFullRead members stepped over the tombstones of every pop before them (181k at
-    // the end of a drain of 181k members, a tenth of the drain's instructions; change 91). A
-    // small set does not take the slot of another set's pool.
-    if (count == 1) {
-      Status s = PopFromPool(ctx, db, key, meta, /*claim=*/probe, &pool_pop);
-      if (!s.ok()) return s;
-    }
-    if (pool_pop.member) {
-      from_pool = true;
-      picked->push_back(std::move(*pool_pop.member));
-    } else if (probe) {
+    if (probe) {
       // A pipeline's pops in one write group seek one held iterator. It does not see members
       // the batch added, so when the set has no other member left, the batch is read too.
       picked = ProbeMembers(ctx, db, key, meta, count, false, true);
