@@ -446,41 +446,34 @@ class GroupedRun {
     group_.keyspace_lock_ = std::shared_lock<WriterPreferringMutex>(mu, std::adopt_lock);
     for (size_t stripe : stripes) {
       group_.table_->LockWaitingInTurn(stripe);
-      group_.table_->SetHolder(stripe, group_.holder_tag_);
+      group_.Hold(stripe);
     }
-    group_.stripes_.assign(stripes.begin(), stripes.end());
     group_.ctx_.emplace(server_.keyspace);
     return true;
   }
 
   bool HoldsAll(const std::vector<size_t>& stripes) const {
-    return std::includes(group_.stripes_.begin(), group_.stripes_.end(), stripes.begin(),
-                         stripes.end());
+    return std::all_of(stripes.begin(), stripes.end(),
+                       [this](size_t stripe) { return group_.Holds(stripe); });
   }
 
-  // All of `stripes` (sorted, distinct) that the group does not hold yet, without waiting; all
-  // or none. Most commands add one stripe to a group of up to 64: each goes in at its place,
-  // without the buffer a merge of the two runs would allocate.
+  // All of `stripes` (distinct) that the group does not hold yet, without waiting; all or none.
+  // Only the first command's stripes are waited for (Begin), in order; these are only tried, so
+  // the group may take them in any order.
   bool TryAddStripes(const std::vector<size_t>& stripes) {
-    auto held = [this](size_t stripe) {
-      return std::binary_search(group_.stripes_.begin(), group_.stripes_.end(), stripe);
-    };
     size_t tried = 0;
     for (; tried < stripes.size(); tried++) {
-      if (!held(stripes[tried]) && !group_.table_->stripe(stripes[tried]).try_lock()) break;
+      const size_t stripe = stripes[tried];
+      if (!group_.Holds(stripe) && !group_.table_->stripe(stripe).try_lock()) break;
     }
     if (tried < stripes.size()) {
       for (size_t i = 0; i < tried; i++) {
-        if (!held(stripes[i])) group_.table_->stripe(stripes[i]).unlock();
+        if (!group_.Holds(stripes[i])) group_.table_->stripe(stripes[i]).unlock();
       }
       return false;
     }
     for (size_t stripe : stripes) {
-      auto at = std::lower_bound(group_.stripes_.begin(), group_.stripes_.end(), stripe);
-      if (at == group_.stripes_.end() || *at != stripe) {
-        group_.stripes_.insert(at, stripe);
-        group_.table_->SetHolder(stripe, group_.holder_tag_);
-      }
+      if (!group_.Holds(stripe)) group_.Hold(stripe);
     }
     return true;
   }
@@ -490,7 +483,15 @@ class GroupedRun {
   WriteGroup& group_;
 };
 
+void WriteGroup::Hold(size_t stripe) {
+  if (held_bits_.empty()) held_bits_.resize(LockTable::kStripes / 64);
+  held_bits_[stripe / 64] |= uint64_t{1} << (stripe % 64);
+  stripes_.push_back(stripe);
+  table_->SetHolder(stripe, holder_tag_);
+}
+
 void WriteGroup::Unlock(size_t stripe) {
+  held_bits_[stripe / 64] &= ~(uint64_t{1} << (stripe % 64));
   table_->SetHolder(stripe, 0);
   table_->stripe(stripe).unlock();
 }
