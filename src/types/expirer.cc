@@ -122,7 +122,7 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
     if (same_incarnation) {
       ctx.NoteEndedIncarnation(d.pdb, d.key, meta);
       ctx.batch().Delete(ColumnFamily::kMetadata, meta_key);
-      ctx.touched_.emplace_back(d.pdb, d.key);
+      ctx.touched_.Add(d.pdb, d.key);
       deleted++;
     }
   }

@@ -335,7 +335,7 @@ void Context::Write(int db, std::string_view key, const Metadata& meta, const Ke
   // `metadata` (and its expiry's two into `expire`) fewer. The key still counts as modified for
   // WATCH and blocked clients, as Redis's signalModifiedKey does for every write command.
   if (old.live() && meta == old.meta) {
-    touched_.emplace_back(pdb, std::string(key));
+    touched_.Add(pdb, key);
     RememberWrite(pdb, key, meta);
     return;
   }
@@ -351,7 +351,7 @@ void Context::Write(int db, std::string_view key, const Metadata& meta, const Ke
   meta.EncodeTo(&encoded_metadata_);
   batch_.Put(ColumnFamily::kMetadata, EncodeMetadataKey(pdb, key), encoded_metadata_);
   if (encoded_metadata_.capacity() > 4096) encoded_metadata_ = std::string();
-  touched_.emplace_back(pdb, std::string(key));
+  touched_.Add(pdb, key);
   RememberWrite(pdb, key, meta);
 }
 
@@ -390,7 +390,7 @@ void Context::Delete(int db, std::string_view key, const KeyState& old) {
   Retire(pdb, key, old.meta);
   NoteEndedIncarnation(pdb, key, old.meta);
   batch_.Delete(ColumnFamily::kMetadata, EncodeMetadataKey(pdb, key));
-  touched_.emplace_back(pdb, std::string(key));
+  touched_.Add(pdb, key);
 }
 
 void Context::Discard() {
@@ -432,12 +432,10 @@ Status Context::Commit() {
   expire_deltas_.fill(0);
   Keyspace::TouchListener* listener = keyspace_->touch_listener_;
   if (keyspace_->watches_.any() || (listener != nullptr && listener->Listening())) {
-    std::sort(touched_.begin(), touched_.end());
-    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
-    for (const auto& [pdb, key] : touched_) {
+    touched_.ForEachDistinct([&](uint8_t pdb, std::string_view key) {
       keyspace_->watches_.Touch(pdb, key);
       if (listener != nullptr) listener->OnKeyTouched(pdb, key);
-    }
+    });
   }
   touched_.clear();
   std::vector<std::function<void()>> after;

@@ -30,6 +30,7 @@
 #include "types/lock_table.h"
 #include "types/member_filter.h"
 #include "types/metadata.h"
+#include "types/touched_keys.h"
 #include "types/watch_registry.h"
 
 namespace basalt {
@@ -204,7 +205,7 @@ class Context {
   std::array<int64_t, kMaxDatabases> expire_deltas_{};
   // Keys written, repeats included (a sorted set cost a node and a search per write; the
   // repeats go at commit).
-  std::vector<std::pair<uint8_t, std::string>> touched_;
+  TouchedKeys touched_;
   std::vector<std::function<void()>> after_commit_;
   bool wrote_ = false;
   // The collection this Context last wrote, as written: each command of a write group on one
