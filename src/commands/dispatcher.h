@@ -67,6 +67,13 @@ class WriteGroup {
     size_t begin, end;  // the reply's bytes in *out
   };
   void ReplaceRepliesWithError(const Status& error);
+  // Whether the group holds a stripe, by the stripe's bit: a ten-key MSET joining a group of
+  // twenty had searched and shifted a sorted list of two hundred for each of its stripes.
+  bool Holds(size_t stripe) const {
+    return !held_bits_.empty() && (held_bits_[stripe / 64] >> (stripe % 64)) & 1;
+  }
+  // Records a stripe this group has just locked.
+  void Hold(size_t stripe);
   // Releases one of the stripes the group holds.
   void Unlock(size_t stripe);
   // Commits the batch, settles the held replies (the error on failure) and forgets them;
@@ -75,14 +82,6 @@ class WriteGroup {
 
   CommitListener after_commit_;
   std::shared_lock<WriterPreferringMutex> keyspace_lock_;
-  // Whether the group holds a stripe, by the stripe's bit: a ten-key MSET joining a group of
-  // twenty had searched and shifted a sorted list of two hundred for each of its stripes.
-  bool Holds(size_t stripe) const {
-    return !held_bits_.empty() && (held_bits_[stripe / 64] >> (stripe % 64)) & 1;
-  }
-  // Records a stripe this group has just locked.
-  void Hold(size_t stripe);
-
   std::vector<size_t> stripes_;       // held exclusively, in the order they were taken
   std::vector<uint64_t> held_bits_;   // stripes_ as a bit per stripe of the table
   std::vector<size_t> next_stripes_;  // those of the command joining (GroupedRun::Run)
