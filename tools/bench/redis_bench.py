@@ -4,7 +4,8 @@
 Starts the Debian redis-server (persistence off) and basalt-server on free ports, each with its
 own temporary directory, and runs redis-benchmark against both in alternating order, round after
 round, for every command at each pipeline depth. Prints (and writes) a table of ops/s per
-server and the ratio Basalt/Redis, each the median of the rounds.
+server (the median of the rounds) and the ratio Basalt/Redis: the median of the rounds' own
+ratios, each taken between the two servers' runs of one round, with their range beside it.
 
 redis-benchmark's pop tests pop from one fixed key, and LRANGE_100 reads one fixed list, so the
 commands run in groups that make every pop and range read meaningful:
@@ -97,6 +98,14 @@ def run(args):
     return rounds, loads
 
 
+def paired_ratios(redis_runs, basalt_runs):
+    """Basalt/Redis for each round. The two servers of a round run back to back, so a slow
+    stretch of the machine (another tenant's build, a hypervisor stall) weighs on both sides of
+    that round's ratio, where a ratio of the two medians can pair a fast round of one server
+    with a slow round of the other."""
+    return [b / r for r, b in zip(redis_runs, basalt_runs) if r]
+
+
 def report(args, rounds, loads):
     lines = []
     summary = {}
@@ -106,18 +115,24 @@ def report(args, rounds, loads):
         for cmd in COMMANDS:
             if not rounds[pipeline]["redis"][cmd]:
                 continue
-            r = benchlib.median(rounds[pipeline]["redis"][cmd])
-            b = benchlib.median(rounds[pipeline]["basalt"][cmd])
-            ratio = b / r if r else float("nan")
-            summary[pipeline][cmd] = {"redis": r, "basalt": b, "ratio": ratio}
+            redis_runs = rounds[pipeline]["redis"][cmd]
+            basalt_runs = rounds[pipeline]["basalt"][cmd]
+            r = benchlib.median(redis_runs)
+            b = benchlib.median(basalt_runs)
+            per_round = paired_ratios(redis_runs, basalt_runs)
+            ratio = benchlib.median(per_round)
+            summary[pipeline][cmd] = {"redis": r, "basalt": b, "ratio": ratio,
+                                      "ratio_of_medians": b / r if r else float("nan"),
+                                      "round_ratios": per_round}
             target = 0.8 if pipeline == 1 else 0.5
-            rows.append([cmd, "%.0f" % r, "%.0f" % b, "%.2f" % ratio,
+            spread = "%.2f-%.2f" % (min(per_round), max(per_round)) if per_round else "-"
+            rows.append([cmd, "%.0f" % r, "%.0f" % b, "%.2f" % ratio, spread,
                          "yes" if ratio >= target else "no"])
         lines.append("### -P %d, %d clients, -r %d, -n %d, median of %d rounds\n" % (
             pipeline, args.clients, args.keyspace,
             args.requests_p1 if pipeline == 1 else args.requests_p16, args.rounds))
         lines.append(benchlib.markdown_table(
-            ["command", "redis ops/s", "basalt ops/s", "basalt/redis",
+            ["command", "redis ops/s", "basalt ops/s", "basalt/redis", "rounds' ratios",
              ">= %.1f" % (0.8 if pipeline == 1 else 0.5)], rows))
         lines.append("")
     lines.append("Load average during the runs: min %.2f, median %.2f, max %.2f (2 cores)." % (
