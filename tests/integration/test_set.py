@@ -327,14 +327,19 @@ def pipelined_pops(client, key, n):
 # nothing else removed members of the set. These tests pop enough for that.
 def test_many_single_pops_of_a_large_set_spread_and_do_not_follow_each_other(rr):
     """Runs of members picked ahead come out far apart: each tenth of the set gives its share
-    within a third, and few pops are the next member after the one before."""
+    within a half, and few pops are the next member after the one before."""
     members = fill_large_set(rr, "s", 20000)
     popped = pipelined_pops(rr, "s", 1100) + pipelined_pops(rr, "s", 6000)
     assert len(set(popped)) == len(popped) == 7100 and set(popped) <= set(members)
     tenths = [0] * 10
     for m in popped:
         tenths[int(m[1:]) * 10 // 20000] += 1
-    assert all(710 * 2 // 3 <= n <= 710 * 4 // 3 for n in tenths), tenths
+    # Members are picked in runs, so a tenth's count spreads three times as wide as a uniform
+    # draw's: a standard deviation of 63 pops over 80 runs of this test (a uniform draw: 20).
+    # Within a third (237 pops, 3.7 deviations) would fail about one run in 500 (it did in CI);
+    # within a half is 5.6 deviations, and still fails a picker that gives any tenth half or one
+    # and a half times its share.
+    assert all(710 // 2 <= n <= 710 * 3 // 2 for n in tenths), tenths
     left = set(members)
     followers = 0
     for previous, m in zip(popped, popped[1:]):
