@@ -84,6 +84,17 @@ void ParkClient(CommandContext& c, const std::vector<size_t>& key_indexes, int64
   c.server.blocking.Block(c.session, keys);
 }
 
+bool ParkAgainIfNotReady(CommandContext& c, const std::vector<size_t>& key_indexes, RedisType type,
+                         int64_t deadline_ms, bool timeout_replies_null_array) {
+  if (!c.session.woken) return false;
+  for (size_t i : key_indexes) {
+    auto state = c.ctx.Lookup(c.db(), c.arg(i));
+    if (!state.ok() || (state->live() && state->meta.type == type)) return false;
+  }
+  ParkClient(c, key_indexes, deadline_ms, timeout_replies_null_array);
+  return true;
+}
+
 std::optional<uint64_t> ScanCursorArg(CommandContext& c, size_t i) {
   const std::string& s = c.arg(i);
   errno = 0;

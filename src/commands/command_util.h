@@ -48,6 +48,11 @@ void CountHit(CommandContext& c, bool hit);
 std::optional<int64_t> TimeoutArg(CommandContext& c, size_t i);
 void ParkClient(CommandContext& c, const std::vector<size_t>& key_indexes, int64_t deadline_ms,
                 bool timeout_replies_null_array);
+// A woken client runs its command again only if one of its keys now holds a live value of the
+// type it waits for, as Redis serves a client woken by a write: a key that a transaction pushed
+// to, deleted and set to a string wakes nobody. Otherwise the client parks again (returns true).
+bool ParkAgainIfNotReady(CommandContext& c, const std::vector<size_t>& key_indexes, RedisType type,
+                         int64_t deadline_ms, bool timeout_replies_null_array);
 
 // Largest string a command may build (SETRANGE, APPEND): proto-max-bulk-len, as in Redis.
 bool CheckStringSize(CommandContext& c, uint64_t size);

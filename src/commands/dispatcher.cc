@@ -653,6 +653,10 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   if (!ran) return;
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
   Account(server, session, *spec, argv, CommandClock::MicrosBetween(start, CommandClock::Now()));
+  if (!session.pushes_after_reply.empty()) {
+    out->append(session.pushes_after_reply);
+    session.pushes_after_reply.clear();
+  }
 }
 
 uint8_t GroupHoldingKeysOf(ServerState& server, Session& session,

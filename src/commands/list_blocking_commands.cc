@@ -46,6 +46,7 @@ void BlockingPop(CommandContext& c, ListEnd end) {
   if (!deadline) return;
   std::vector<size_t> keys;
   for (size_t i = 1; i + 1 < c.argc(); i++) keys.push_back(i);
+  if (ParkAgainIfNotReady(c, keys, RedisType::kList, *deadline, true)) return;
   if (PopFirstNonEmpty(c, keys, end, 1, false)) return;
   if (c.in_exec) return c.reply.NullArray();
   ParkClient(c, keys, *deadline, true);
@@ -89,6 +90,7 @@ void BLMPopCommand(CommandContext& c) {
   auto deadline = TimeoutArg(c, 1);
   if (!deadline) return;
   std::vector<size_t> keys = BLMPopKeys(c.argv);
+  if (ParkAgainIfNotReady(c, keys, RedisType::kList, *deadline, true)) return;
   if (PopFirstNonEmpty(c, keys, *end, count == -1 ? 1 : static_cast<uint64_t>(count), true)) return;
   if (c.in_exec) return c.reply.NullArray();
   ParkClient(c, keys, *deadline, true);
@@ -97,6 +99,7 @@ void BLMPopCommand(CommandContext& c) {
 void BlockingMove(CommandContext& c, ListEnd from, ListEnd to, size_t timeout_index) {
   auto deadline = TimeoutArg(c, timeout_index);
   if (!deadline) return;
+  if (ParkAgainIfNotReady(c, {1}, RedisType::kList, *deadline, true)) return;
   auto moved = ListMove(c.ctx, c.db(), c.arg(1), c.arg(2), from, to);
   if (ReplyIfError(c, moved.status())) return;
   if (moved->has_value()) return c.reply.Bulk(**moved);

@@ -88,12 +88,13 @@ void PublishGeneric(CommandContext& c, bool sharded) {
   std::vector<PubSub::Receiver> receivers = c.server.pubsub.Receivers(channel, sharded);
   auto count = static_cast<int64_t>(receivers.size());
   auto message = std::make_shared<const PublishedMessage>(PublishedMessage{channel, payload});
-  // A client subscribed to what it publishes (RESP3, or inside EXEC) gets the message before
-  // the PUBLISH reply, as in Redis.
+  // A client subscribed to what it publishes (RESP3, or inside EXEC) gets the message right
+  // after the reply of the command it runs (Dispatch appends it), as in Redis 7.2.
   std::vector<PubSub::Receiver> others;
   for (PubSub::Receiver& r : receivers) {
     if (r.session.get() == &c.session) {
-      WriteMessagePush(c.reply, r.kind, r.pattern, *message);
+      Reply after(&c.session.pushes_after_reply, c.reply.resp());
+      WriteMessagePush(after, r.kind, r.pattern, *message);
     } else {
       others.push_back(std::move(r));
     }

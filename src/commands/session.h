@@ -91,6 +91,11 @@ struct Session : std::enable_shared_from_this<Session> {
   // Asks the owning worker to run the parked blocking command again; safe from any thread.
   std::function<void()> wake_hook;
   BlockState block;
+  // Set while a parked command runs again after a write to one of its keys woke it.
+  bool woken = false;
+  // Messages this client published to itself during the current command, in its protocol:
+  // as in Redis 7.2 they follow the command's whole reply (after EXEC's array, not inside it).
+  std::string pushes_after_reply;
   // An offloaded command (a script) is running for this client: its later commands wait.
   // Worker thread only.
   bool awaiting_reply = false;

@@ -16,6 +16,7 @@ void BlockingPop(CommandContext& c, bool max) {
   if (!deadline) return;
   std::vector<size_t> keys;
   for (size_t i = 1; i + 1 < c.argc(); i++) keys.push_back(i);
+  if (ParkAgainIfNotReady(c, keys, RedisType::kZset, *deadline, true)) return;
   for (size_t k : keys) {
     auto state = LookupZset(c, c.arg(k));
     if (!state) return;
@@ -46,6 +47,7 @@ void BzmpopCommand(CommandContext& c) {
   if (!args) return;
   auto deadline = TimeoutArg(c, 1);
   if (!deadline) return;
+  if (ParkAgainIfNotReady(c, args->keys, RedisType::kZset, *deadline, true)) return;
   if (MpopFirstNonEmpty(c, *args)) return;
   if (c.in_exec) return c.reply.NullArray();
   ParkClient(c, args->keys, *deadline, true);

@@ -385,7 +385,9 @@ void Connection::RetryBlocked() {
   session_->block = BlockState();
   session_->last_interaction_ms.store(UnixMillis(), std::memory_order_relaxed);
   std::string out;
+  session_->woken = true;
   Dispatch(*state, *session_, argv, &out);
+  session_->woken = false;
   // Parked again (someone else was served first): keep the original deadline.
   if (session_->block.active) session_->block.deadline_ms = deadline;
   if (!session_->block.active && block_timer_ != nullptr) evtimer_del(block_timer_);

@@ -107,8 +107,23 @@ void Keyspace::FlushEmptiedMemtables() {
   if (!families.empty()) engine_->StartFlush(families);
 }
 
+std::vector<std::string> Keyspace::WatchedKeysLiveIn(int db, int other) {
+  std::vector<std::string> keys = watches_.Keys(Physical(db));
+  if (keys.empty()) return keys;
+  Context ctx(this);
+  auto live_in = [&ctx](int d, const std::string& key) {
+    auto state = ctx.Lookup(d, key);
+    return !state.ok() || state->live();  // an unreadable key counts as changed
+  };
+  std::erase_if(keys, [&](const std::string& key) {
+    return !live_in(db, key) && (other == -1 || !live_in(other, key));
+  });
+  return keys;
+}
+
 Status Keyspace::EmptyDatabase(int db) {
   uint8_t pdb = Physical(db);
+  std::vector<std::string> changed = WatchedKeysLiveIn(db, -1);
   Batch batch(engine_.get());
   // The data goes with range deletes; bumping the epoch orphans this database's expiry index
   // entries, which the expirer then discards without touching the (reset) counts.
@@ -128,7 +143,7 @@ Status Keyspace::EmptyDatabase(int db) {
   keys_[pdb] = 0;
   expires_[pdb] = 0;
   epochs_[pdb] = epoch;
-  watches_.TouchDatabase(pdb);
+  for (const std::string& key : changed) watches_.Touch(pdb, key);
   return Status::OK();
 }
 
@@ -148,6 +163,8 @@ Status Keyspace::SwapDatabases(int a, int b) {
   std::string map(kMaxDatabases, '\0');
   for (int i = 0; i < kMaxDatabases; i++) map[i] = static_cast<char>(db_map_[i].load());
   std::swap(map[a], map[b]);
+  std::vector<std::string> changed_a = WatchedKeysLiveIn(a, b);
+  std::vector<std::string> changed_b = WatchedKeysLiveIn(b, a);
   Batch batch(engine_.get());
   batch.Put(ColumnFamily::kCounters, kDbMapKey, map);
   rocksdb::Status s = batch.Commit();
@@ -155,8 +172,8 @@ Status Keyspace::SwapDatabases(int a, int b) {
   uint8_t pa = db_map_[a], pb = db_map_[b];
   db_map_[a] = pb;
   db_map_[b] = pa;
-  watches_.TouchDatabase(pa);
-  watches_.TouchDatabase(pb);
+  for (const std::string& key : changed_a) watches_.Touch(pa, key);
+  for (const std::string& key : changed_b) watches_.Touch(pb, key);
   return Status::OK();
 }
 

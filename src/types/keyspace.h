@@ -117,6 +117,10 @@ class Keyspace {
   Status LoadState();
   // FLUSHDB's batch for one database, committed; FlushDatabase and FlushAll then start one flush.
   Status EmptyDatabase(int db);
+  // The watched keys of logical database `db` that are live there or, unless `other` is -1, in
+  // logical database `other`: the keys whose watchers Redis marks dirty when FLUSHDB, FLUSHALL
+  // or SWAPDB changes them (a watched key that exists on neither side keeps its transaction).
+  std::vector<std::string> WatchedKeysLiveIn(int db, int other);
   void ApplyCounts(const std::array<int64_t, kMaxDatabases>& keys,
                    const std::array<int64_t, kMaxDatabases>& expires);
 

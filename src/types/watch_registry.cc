@@ -51,6 +51,16 @@ void WatchRegistry::TouchDatabase(uint8_t db) {
   }
 }
 
+std::vector<std::string> WatchRegistry::Keys(uint8_t db) {
+  std::vector<std::string> keys;
+  if (watched_.load(std::memory_order_relaxed) == 0) return keys;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [slot, list] : watchers_) {
+    if (static_cast<uint8_t>(slot[0]) == db) keys.emplace_back(slot, 1);
+  }
+  return keys;
+}
+
 void WatchRegistry::TouchAll() {
   if (watched_.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard<std::mutex> lock(mu_);

@@ -25,6 +25,8 @@ class WatchRegistry {
   void Unwatch(uint8_t db, std::string_view key, const WatchState* state);
   void Touch(uint8_t db, std::string_view key);
   void TouchDatabase(uint8_t db);
+  // The keys of `db` that some client watches.
+  std::vector<std::string> Keys(uint8_t db);
   void TouchAll();
   // Whether any key is watched: Touch does nothing while none is.
   bool any() const { return watched_.load(std::memory_order_relaxed) != 0; }

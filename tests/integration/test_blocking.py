@@ -7,19 +7,24 @@ import threading
 import time
 
 import pytest
+import redis
 
 from helpers import raises
 
 
 def blocking_call(server, *args):
     """Runs a command on a fresh connection in a thread; returns (thread, box)
-    where box holds 'reply' and 'elapsed' once the thread ends."""
+    where box holds 'reply' (or 'error', an error reply's text) and 'elapsed'
+    once the thread ends."""
     box = {}
 
     def run():
         c = server.client()
         t0 = time.monotonic()
-        box["reply"] = c.execute_command(*args)
+        try:
+            box["reply"] = c.execute_command(*args)
+        except redis.ResponseError as e:
+            box["error"] = str(e)
         box["elapsed"] = time.monotonic() - t0
         c.close()
 
@@ -135,6 +140,59 @@ def test_blocked_client_does_not_hold_up_its_worker(start_server, target):
     assert time.monotonic() - t0 < 1.5
     t.join(5)
     assert box["reply"] is None
+
+
+def test_transaction_that_pushes_deletes_and_sets_the_key_wakes_nobody(server, r):
+    t, box = blocking_call(server, "BLPOP", "q", "1")
+    wait_blocked(r)
+    p = r.pipeline(transaction=True)
+    p.lpush("q", "x").delete("q").set("q", "s")
+    p.execute()
+    t.join(5)
+    assert box["reply"] is None
+    assert r.get("q") == "s"
+
+
+def test_waiter_stays_blocked_when_its_key_changes_type(server, r):
+    t, box = blocking_call(server, "BLMOVE", "q", "dst", "LEFT", "LEFT", "5")
+    wait_blocked(r)
+    p = r.pipeline(transaction=True)
+    p.rpush("q", "x").delete("q").sadd("q", "m")
+    p.execute()
+    time.sleep(0.2)
+    assert int(r.info("clients")["blocked_clients"]) == 1
+    r.delete("q")
+    r.rpush("q", "y")
+    t.join(5)
+    assert box["reply"] == "y"
+    assert r.lrange("dst", 0, -1) == ["y"]
+
+
+def test_zset_waiter_stays_blocked_when_its_key_becomes_a_list(server, r):
+    t, box = blocking_call(server, "BZPOPMIN", "z", "5")
+    wait_blocked(r)
+    p = r.pipeline(transaction=True)
+    p.zadd("z", {"a": 1}).delete("z").rpush("z", "e")
+    p.execute()
+    time.sleep(0.2)
+    assert int(r.info("clients")["blocked_clients"]) == 1
+    r.delete("z")
+    r.zadd("z", {"b": 2})
+    t.join(5)
+    assert list(box["reply"]) == ["z", "b", 2.0]
+
+
+def test_failed_blmove_passes_the_element_to_the_next_waiter(server, r):
+    r.set("dst", "not a list")
+    first, first_box = blocking_call(server, "BLMOVE", "q", "dst", "LEFT", "LEFT", "5")
+    wait_blocked(r, 1)
+    second, second_box = blocking_call(server, "BLPOP", "q", "5")
+    wait_blocked(r, 2)
+    r.rpush("q", "x")
+    first.join(5)
+    second.join(5)
+    assert first_box["error"].startswith("WRONGTYPE")
+    assert list(second_box["reply"]) == ["q", "x"]
 
 
 def test_blocking_errors(r):

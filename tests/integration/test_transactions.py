@@ -273,6 +273,40 @@ def test_swapdb_invalidates_watch(c, c2):
     assert _exec_ping(c) == NIL_ARRAY
 
 
+def test_flush_keeps_the_watch_of_a_key_that_did_not_exist(c, c2):
+    c2.call("SET", "other", "1")
+    c.call("WATCH", "w")
+    c2.call("FLUSHDB")
+    assert _exec_ping(c) == ("*", [("+", b"PONG")])
+    c.call("WATCH", "w")
+    c2.call("FLUSHALL")
+    assert _exec_ping(c) == ("*", [("+", b"PONG")])
+
+
+def test_flushdb_of_another_database_keeps_the_watch(c, c2):
+    c.call("SET", "w", "1")
+    c.call("WATCH", "w")
+    c2.call("SELECT", "1")
+    c2.call("SET", "w", "1")
+    c2.call("FLUSHDB")
+    assert _exec_ping(c) == ("*", [("+", b"PONG")])
+
+
+def test_swapdb_invalidates_a_watched_key_that_exists_only_in_the_other_database(c, c2):
+    c2.call("SELECT", "1")
+    c2.call("SET", "w", "1")
+    c.call("WATCH", "w")
+    c2.call("SWAPDB", "0", "1")
+    assert _exec_ping(c) == NIL_ARRAY
+
+
+def test_swapdb_keeps_the_watch_of_a_key_absent_from_both_databases(c, c2):
+    c2.call("SET", "other", "1")
+    c.call("WATCH", "w")
+    c2.call("SWAPDB", "0", "1")
+    assert _exec_ping(c) == ("*", [("+", b"PONG")])
+
+
 def test_unwatch(c, c2):
     c.call("SET", "w", "1")
     c.call("WATCH", "w")
