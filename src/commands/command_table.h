@@ -199,6 +199,8 @@ const std::vector<CommandSpec>& ScriptingCommands();
 const std::vector<CommandSpec>& PubSubCommands();
 const std::vector<CommandSpec>& AclCommands();
 const std::vector<CommandSpec>& ReplicationCommands();
+const std::vector<CommandSpec>& MemoryCommands();
+const std::vector<CommandSpec>& LatencyCommands();
 
 // Shared reply helpers for handlers.
 inline std::string WrongArityError(std::string_view name) {
