@@ -24,8 +24,8 @@ StatusOr<std::vector<double>> ParsePercentiles(const std::string& text) {
     char* parsed_end = nullptr;
     double v = strtod(word.c_str(), &parsed_end);
     if (parsed_end != word.c_str() + word.size() || !(v >= 0 && v <= 100)) {
-      return Status::InvalidArgument("latency-tracking-info-percentiles: '" + word +
-                                     "' is not a number between 0 and 100");
+      // Redis's text; each value must be a number from 0 to 100.
+      return Status::InvalidArgument("Invalid latency-tracking-info-percentiles parameters");
     }
     out.push_back(v);
     i = end;
