@@ -74,6 +74,11 @@ void Reply::SimpleLines(std::span<const std::string> lines) {
 
 void Reply::Error(std::string_view msg) {
   RecordErrorReply(msg);
+  ErrorNotCounted(msg);
+}
+
+void Reply::ErrorNotCounted(std::string_view msg) {
+  NoteFailedCall();
   out_->push_back('-');
   // An error line must not break the framing: newlines become spaces, as Redis does.
   for (char c : msg) out_->push_back(c == '\r' || c == '\n' ? ' ' : c);

@@ -41,8 +41,11 @@ int64_t ThreadErrorReplies() {
 }
 
 void RecordErrorReply(std::string_view msg) {
-  t_error_replies++;
   ProcessErrorStats().Record(msg);
+}
+
+void NoteFailedCall() {
+  t_error_replies++;
 }
 
 }  // namespace basalt

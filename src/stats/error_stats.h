@@ -39,7 +39,10 @@ ErrorStats& ProcessErrorStats();
 // Error replies this thread produced so far: a command failed if the count moved while it ran.
 int64_t ThreadErrorReplies();
 
-// Records one error reply (Reply::Error calls it).
+// Records one error reply in the process's statistics (Reply::Error calls it).
 void RecordErrorReply(std::string_view msg);
+// Bumps this thread's count of error replies only (every error reply calls it, counted in the
+// statistics or not).
+void NoteFailedCall();
 
 }  // namespace basalt

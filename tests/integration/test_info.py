@@ -334,3 +334,27 @@ def test_resetstat_resets_statistics_but_not_the_slowlog(r, rr):
         assert stat_line(rr, "latencystats", "latency_percentiles_usec_lpush") is None
     finally:
         r.config_set("slowlog-log-slower-than", 10000)
+
+
+def test_a_script_passing_on_a_commands_error_counts_it_once(r, rr):
+    # The command's error is counted where it happened; the EVAL that passes it on fails
+    # without counting it again, while the script's own errors count.
+    connected(rr)
+    r.set("str", "v")
+    r.config_resetstat()
+    with pytest.raises(redis.ResponseError):
+        r.eval("return redis.call('incr', KEYS[1])", 1, "str")
+    with pytest.raises(redis.ResponseError):
+        r.eval("return redis.pcall('incr', KEYS[1])", 1, "str")
+    assert r.eval("redis.pcall('incr', KEYS[1]) return 1", 1, "str") == 1
+    with pytest.raises(redis.ResponseError):
+        r.eval("return redis.error_reply('MY own')", 0)
+    with pytest.raises(redis.ResponseError):
+        r.eval("error('boom')", 0)
+    assert stat_line(rr, "errorstats", "errorstat_ERR") == {"count": "4"}
+    assert stat_line(rr, "errorstats", "errorstat_MY") == {"count": "1"}
+    assert r.info("stats")["total_error_replies"] == 5
+    incr = stat_line(rr, "commandstats", "cmdstat_incr")
+    assert (incr["calls"], incr["failed_calls"]) == ("3", "3")
+    eval_ = stat_line(rr, "commandstats", "cmdstat_eval")
+    assert (eval_["calls"], eval_["failed_calls"]) == ("5", "4")
