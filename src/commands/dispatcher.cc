@@ -91,7 +91,11 @@ void MarkCommandStart() {
 }
 
 void Account(ServerState& server, Session& session, const CommandSpec& spec,
-             const std::vector<std::string>& argv, uint64_t start_ticks, uint64_t end_ticks) {
+             const std::vector<std::string>& argv, uint64_t start_ticks, uint64_t end_ticks,
+             bool record_latency = true) {
+  // A command that parked its client counts when it replies: woken and run again, or timed out
+  // (AccountTimedOutBlock).
+  if (session.block.active) return;
   const int64_t duration_us = CommandClock::MicrosBetween(start_ticks, end_ticks);
   size_t slot = CommandTable::Get().StatSlotOf(spec, argv);
   if (slot < server.command_stats.size()) {
@@ -103,7 +107,7 @@ void Account(ServerState& server, Session& session, const CommandSpec& spec,
       stat.failed.fetch_add(1, std::memory_order_relaxed);
       t_errors_at_start = errors;
     }
-    if (server.latency_tracking.load(std::memory_order_relaxed)) {
+    if (record_latency && server.latency_tracking.load(std::memory_order_relaxed)) {
       stat.Histogram().Record(CommandClock::NanosBetween(start_ticks, end_ticks));
     }
   }
@@ -693,6 +697,17 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   if (!ran) return CountRejected(server, *spec, argv);
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
   Account(server, session, *spec, argv, start, CommandClock::Now());
+}
+
+void AccountTimedOutBlock(ServerState& server, Session& session,
+                          const std::vector<std::string>& argv) {
+  if (argv.empty()) return;
+  const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
+  if (spec == nullptr) return;
+  MarkCommandStart();
+  uint64_t now = CommandClock::Now();
+  // Redis leaves a timed-out block out of the latency histogram.
+  Account(server, session, *spec, argv, now, now, false);
 }
 
 uint8_t GroupHoldingKeysOf(ServerState& server, Session& session,

@@ -410,6 +410,9 @@ void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
   Session& session = *self->session_;
   if (!session.block.active) return;
   self->worker_->state()->blocking.Unblock(session);
+  std::vector<std::string> argv = std::move(session.block.argv);
+  session.block.active = false;
+  AccountTimedOutBlock(*self->worker_->state(), session, argv);
   std::string out;
   Reply reply(&out, session.resp);
   if (session.block.timeout_reply) {

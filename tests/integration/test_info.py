@@ -3,12 +3,13 @@ multi-section calls, errorstats / commandstats / latencystats counts, CONFIG RES
 
 Field names are compared with the oracle, a real redis-server 7.0.15, corrected by the list of
 what Redis 7.2 added (REDIS_72_ADDED below)."""
+import threading
 import time
 
 import pytest
 import redis
 
-from helpers import parse_info, parse_kv, raises, arity
+from helpers import parse_info, parse_kv, raises, arity, wait_until
 
 REDIS_SECTIONS = ["server", "clients", "memory", "persistence", "stats", "replication", "cpu",
                   "modules", "commandstats", "errorstats", "latencystats", "cluster", "keyspace"]
@@ -358,3 +359,27 @@ def test_a_script_passing_on_a_commands_error_counts_it_once(r, rr):
     assert (incr["calls"], incr["failed_calls"]) == ("3", "3")
     eval_ = stat_line(rr, "commandstats", "cmdstat_eval")
     assert (eval_["calls"], eval_["failed_calls"]) == ("5", "4")
+
+
+def test_a_blocking_command_counts_once_when_it_replies(server, r, rr):
+    c = server.client()
+    connected(rr, c)
+    r.config_resetstat()
+    r.delete("bl")
+    done = []
+    t = threading.Thread(target=lambda: done.append(c.blpop("bl", 0)))
+    t.start()
+    try:
+        assert wait_until(lambda: r.info("clients")["blocked_clients"] == 1, timeout=5)
+        # a Redis 7.2 field (REDIS_72_ADDED)
+        assert r.info("clients").get("total_blocking_keys", 1) == 1
+        r.lpush("bl", "a")
+        t.join(5)
+    finally:
+        c.close()
+    assert done == [("bl", "a")]
+    assert r.blpop("bl", 0.1) is None  # times out
+    blpop = stat_line(rr, "commandstats", "cmdstat_blpop")
+    assert (blpop["calls"], blpop["failed_calls"]) == ("2", "0")
+    # the timed-out call is not in the histogram, as in Redis
+    assert stat_line(rr, "latencystats", "latency_percentiles_usec_blpop") is not None
