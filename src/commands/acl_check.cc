@@ -230,6 +230,10 @@ const AclUser& NobodyUser() {
 
 }  // namespace
 
+uint8_t AclKeyAccessOf(const CommandSpec& spec, const std::vector<std::string>& argv, size_t nth) {
+  return KeyAccess(spec, argv, nth);
+}
+
 const AclCatalog& CommandAclCatalog() {
   return Index().catalog;
 }

@@ -170,3 +170,36 @@ def test_latency_help(rr):
     lines = rr.execute_command("LATENCY", "HELP")
     assert lines[0].startswith("LATENCY <subcommand>")
     assert "HISTOGRAM [COMMAND ...]" in lines
+
+
+# --------------------------------------------------------------------------
+# COMMAND LIST FILTERBY, COMMAND GETKEYSANDFLAGS
+# --------------------------------------------------------------------------
+def test_command_list_filters(rr):
+    everything = set(rr.execute_command("COMMAND", "LIST"))
+    assert {"get", "client|list", "config|get"} <= everything
+    by_pattern = rr.execute_command("COMMAND", "LIST", "FILTERBY", "PATTERN", "client|*")
+    assert by_pattern and all(name.startswith("client|") for name in by_pattern)
+    assert "client|list" in by_pattern
+    assert set(rr.execute_command("COMMAND", "LIST", "FILTERBY", "PATTERN", "GE?")) == {"get"}
+    hyperloglog = set(rr.execute_command("COMMAND", "LIST", "FILTERBY", "ACLCAT", "hyperloglog"))
+    assert {"pfadd", "pfcount", "pfmerge"} <= hyperloglog and "get" not in hyperloglog
+    assert rr.execute_command("COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuchcat") == []
+    assert rr.execute_command("COMMAND", "LIST", "FILTERBY", "MODULE", "nosuchmodule") == []
+    raises(rr, "ERR syntax error", "COMMAND", "LIST", "FILTERBY")
+    raises(rr, "ERR syntax error", "COMMAND", "LIST", "FILTERBY", "FOO", "x")
+    raises(rr, "ERR syntax error", "COMMAND", "LIST", "foo", "bar", "baz")
+
+
+def test_command_getkeysandflags(rr):
+    def flags(*cmd):
+        return [[key, sorted(f)] for key, f in
+                rr.execute_command("COMMAND", "GETKEYSANDFLAGS", *cmd)]
+    assert flags("GET", "k") == [["k", ["RO", "access"]]]
+    assert flags("MGET", "a", "b") == [["a", ["RO", "access"]], ["b", ["RO", "access"]]]
+    assert flags("SET", "k", "v") == [["k", ["OW", "update"]]]
+    assert flags("INCR", "k") == [["k", ["RW", "access", "update"]]]
+    assert flags("EXISTS", "k") == [["k", ["RO"]]]
+    raises(rr, arity("command|getkeysandflags"), "COMMAND", "GETKEYSANDFLAGS", "GET")
+    raises(rr, "ERR Invalid command specified", "COMMAND", "GETKEYSANDFLAGS", "NOSUCH", "x")
+    raises(rr, "ERR The command has no key arguments", "COMMAND", "GETKEYSANDFLAGS", "PING", "x")
