@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <set>
 
 #include "commands/info_writer.h"
@@ -249,18 +250,52 @@ void PersistenceSection(ServerState& s, InfoWriter& w) {
   w.Field("storage_recoveries", health.recoveries);
 }
 
+// instantaneous_ops_per_sec and the kbps figures: rates over the interval between two INFO stats
+// at least 100 ms apart (Redis averages samples its cron takes every 100 ms; Basalt has no such
+// cron, and monitoring tools poll INFO at a steady pace).
+struct Rates {
+  int64_t ops_per_sec = 0;
+  double input_kbps = 0;
+  double output_kbps = 0;
+};
+
+Rates CurrentRates(const ServerCounters& c) {
+  struct Sample {
+    int64_t ms = 0, commands = 0, input = 0, output = 0;
+  };
+  static std::mutex mu;
+  static Sample last;
+  static Rates rates;
+  std::lock_guard<std::mutex> lock(mu);
+  Sample now{UnixMillis(), c.commands_processed.load(), c.net_input_bytes.load(),
+             c.net_output_bytes.load()};
+  int64_t elapsed = now.ms - last.ms;
+  if (last.ms != 0 && elapsed >= 100) {
+    // A CONFIG RESETSTAT in between makes a counter go back: that interval counts from zero.
+    auto per_sec = [elapsed](int64_t from, int64_t to) {
+      return static_cast<double>(to >= from ? to - from : to) * 1000 / static_cast<double>(elapsed);
+    };
+    rates.ops_per_sec = static_cast<int64_t>(per_sec(last.commands, now.commands));
+    rates.input_kbps = per_sec(last.input, now.input) / 1024;
+    rates.output_kbps = per_sec(last.output, now.output) / 1024;
+  }
+  if (last.ms == 0 || elapsed >= 100) last = now;
+  return rates;
+}
+
 void StatsSection(ServerState& s, InfoWriter& w) {
   const ServerCounters& c = s.counters;
+  const Rates rates = CurrentRates(c);
   w.Section("Stats");
   w.Field("total_connections_received", c.connections_received.load());
   w.Field("total_commands_processed", c.commands_processed.load());
-  w.Field("instantaneous_ops_per_sec", 0);
+  w.Field("instantaneous_ops_per_sec", rates.ops_per_sec);
   w.Field("total_net_input_bytes", c.net_input_bytes.load());
   w.Field("total_net_output_bytes", c.net_output_bytes.load());
   w.Field("total_net_repl_input_bytes", 0);
   w.Field("total_net_repl_output_bytes", 0);
-  w.Field("instantaneous_input_kbps", "0.00");
-  w.Field("instantaneous_output_kbps", "0.00");
+  w.Fixed("instantaneous_input_kbps", rates.input_kbps);
+  w.Fixed("instantaneous_output_kbps", rates.output_kbps);
   w.Field("instantaneous_input_repl_kbps", "0.00");
   w.Field("instantaneous_output_repl_kbps", "0.00");
   w.Field("rejected_connections", c.rejected_connections.load());

@@ -164,6 +164,19 @@ def test_fields_tools_read_are_present(r):
     assert everything["arch_bits"] == 64
 
 
+def test_instantaneous_ops_follow_the_load(r):
+    r.info("stats")
+    deadline = time.monotonic() + 0.5
+    sent = 0
+    while time.monotonic() < deadline:
+        r.ping()
+        sent += 1
+    stats = r.info("stats")
+    # Redis averages its last 16 samples of 100 ms, Basalt measures since the previous INFO
+    assert stats["instantaneous_ops_per_sec"] > 0
+    assert stats["instantaneous_input_kbps"] > 0 and stats["instantaneous_output_kbps"] > 0
+
+
 def test_memory_figures_are_consistent(r):
     mem = r.info("memory")
     assert mem["used_memory"] > 0 and mem["used_memory_rss"] > 0
