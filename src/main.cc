@@ -227,7 +227,11 @@ int main(int argc, char** argv) {
   state.run_id = RandomRunId();
   state.tcp_port = static_cast<int>(config.GetInt("port"));
   state.pubsub.set_config(&config);
-  basalt::InstallStatsConfigHooks(config, state);
+  basalt::Status stats_config = basalt::InstallStatsConfigHooks(config, state);
+  if (!stats_config.ok()) {
+    LOG(ERROR) << stats_config.message();
+    return 1;
+  }
   if (!SetUpAcl(config, state)) return 1;
 
   basalt::Scripting scripting(&state);

@@ -584,7 +584,12 @@ std::string BuildInfo(ServerState& server, const std::vector<std::string>& argv)
   return w.take();
 }
 
-void InstallStatsConfigHooks(Config& config, ServerState& state) {
+Status InstallStatsConfigHooks(Config& config, ServerState& state) {
+  auto percentiles = ParsePercentiles(config.GetString("latency-tracking-info-percentiles"));
+  if (!percentiles.ok()) {
+    return Status::InvalidArgument("latency-tracking-info-percentiles: " +
+                                   percentiles.status().message());
+  }
   MemoryFigures m;
   AllocatorFigures(&m);
   g_startup_memory = m.allocator_allocated > 0 ? m.allocator_allocated : ResidentBytes();
@@ -605,6 +610,7 @@ void InstallStatsConfigHooks(Config& config, ServerState& state) {
                         state.latency_monitor_threshold_ms = std::stoll(value);
                         return Status::OK();
                       });
+  return Status::OK();
 }
 
 void ResetServerStats(ServerState& state) {

@@ -17,9 +17,9 @@ namespace basalt {
 std::string BuildInfo(ServerState& server, const std::vector<std::string>& argv);
 
 // Publishes latency-tracking and latency-monitor-threshold to `state`'s atomics, now and on every
-// CONFIG SET, and checks latency-tracking-info-percentiles values. Also records the start-up
-// memory INFO memory reports as used_memory_startup.
-void InstallStatsConfigHooks(Config& config, ServerState& state);
+// CONFIG SET, and checks latency-tracking-info-percentiles values (the start-up one too: an
+// error names it). Also records the start-up memory INFO memory reports as used_memory_startup.
+Status InstallStatsConfigHooks(Config& config, ServerState& state);
 
 // CONFIG RESETSTAT: what Redis 7.2's resetServerStats, resetCommandTableStats and
 // resetErrorTableStats reset (the server counters, per-command statistics and latency

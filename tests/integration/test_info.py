@@ -396,3 +396,9 @@ def test_a_blocking_command_counts_once_when_it_replies(server, r, rr):
     assert (blpop["calls"], blpop["failed_calls"]) == ("2", "0")
     # the timed-out call is not in the histogram, as in Redis
     assert stat_line(rr, "latencystats", "latency_percentiles_usec_blpop") is not None
+
+
+@pytest.mark.basalt_only
+def test_a_bad_percentile_list_at_start_up_is_refused(start_server):
+    with pytest.raises(RuntimeError, match="Invalid latency-tracking-info-percentiles"):
+        start_server(args={"latency-tracking-info-percentiles": "50 x"})
