@@ -19,6 +19,7 @@
 #include <random>
 
 #include "commands/command_table.h"
+#include "commands/info.h"
 #include "commands/server_state.h"
 #include "common/clock.h"
 #include "config/config.h"
@@ -217,8 +218,6 @@ int main(int argc, char** argv) {
   state.keyspace = keyspace->get();
   state.expirer = &expirer;
   state.replication = &replication;
-  state.command_counters =
-      std::vector<basalt::CommandCounters>(basalt::CommandTable::Get().all().size());
   state.start_time_ms = basalt::UnixMillis();
   // Measures the command clock's rate now rather than during the first command.
   LOG(INFO) << (basalt::CommandClock::CountsCpuTicks() ? "commands timed by the TSC"
@@ -228,6 +227,11 @@ int main(int argc, char** argv) {
   state.run_id = RandomRunId();
   state.tcp_port = static_cast<int>(config.GetInt("port"));
   state.pubsub.set_config(&config);
+  basalt::Status stats_config = basalt::InstallStatsConfigHooks(config, state);
+  if (!stats_config.ok()) {
+    LOG(ERROR) << stats_config.message();
+    return 1;
+  }
   if (!SetUpAcl(config, state)) return 1;
 
   basalt::Scripting scripting(&state);

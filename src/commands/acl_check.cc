@@ -230,6 +230,10 @@ const AclUser& NobodyUser() {
 
 }  // namespace
 
+uint8_t AclKeyAccessOf(const CommandSpec& spec, const std::vector<std::string>& argv, size_t nth) {
+  return KeyAccess(spec, argv, nth);
+}
+
 const AclCatalog& CommandAclCatalog() {
   return Index().catalog;
 }
@@ -353,6 +357,17 @@ std::string AclCheckForScript(ServerState& server, Session& caller, const Comman
 namespace {
 
 void AddLogEntry(ServerState& server, Session& session, AclLogEntry entry) {
+  // INFO stats' acl_access_denied_*: every denial is logged here exactly once.
+  ServerCounters& c = server.counters;
+  if (entry.reason == "auth") {
+    c.acl_denied_auth.fetch_add(1, std::memory_order_relaxed);
+  } else if (entry.reason == "key") {
+    c.acl_denied_key.fetch_add(1, std::memory_order_relaxed);
+  } else if (entry.reason == "channel") {
+    c.acl_denied_channel.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    c.acl_denied_cmd.fetch_add(1, std::memory_order_relaxed);
+  }
   entry.created_ms = UnixMillis();
   entry.client_info = ClientInfoLine(session);
   server.acl_log.Add(std::move(entry),

@@ -38,6 +38,10 @@ std::string AclCommandName(const CommandSpec& spec, const std::vector<std::strin
 
 AclCheckResult AclCheck(const AclUser& user, const CommandSpec& spec,
                         const std::vector<std::string>& argv);
+
+// How the command uses its `nth` key (AclKeyAccess: none, read, write or both), as the ACL's
+// %R~/%W~ patterns judge it; COMMAND GETKEYSANDFLAGS reports it too.
+uint8_t AclKeyAccessOf(const CommandSpec& spec, const std::vector<std::string>& argv, size_t nth);
 // Redis's NOPERM reply for a denial.
 std::string NoPermissionError(const AclCheckResult& result, const CommandSpec& spec,
                               const std::vector<std::string>& argv);

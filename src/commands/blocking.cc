@@ -59,6 +59,15 @@ void BlockingRegistry::BlockOnReplicaAcks(Session& session) {
   Block(session, {{kReplicaAckDb, std::string()}});
 }
 
+size_t BlockingRegistry::BlockingKeys() {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t keys = 0;
+  for (const auto& [slot, waiters] : waiters_) {
+    if (!waiters.empty() && static_cast<uint8_t>(slot[0]) != kReplicaAckDb) keys++;
+  }
+  return keys;
+}
+
 void BlockingRegistry::OnReplicaAck() {
   OnKeyTouched(kReplicaAckDb, std::string_view());
 }

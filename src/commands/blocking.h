@@ -36,6 +36,8 @@ class BlockingRegistry : public Keyspace::TouchListener {
   void BlockOnReplicaAcks(Session& session);
   void OnReplicaAck();
   size_t blocked_clients() const { return blocked_.load(std::memory_order_relaxed); }
+  // Distinct keys some client is blocked on (INFO clients' total_blocking_keys).
+  size_t BlockingKeys();
 
  private:
   struct Waiter {

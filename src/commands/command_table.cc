@@ -53,10 +53,12 @@ const CommandSpec* FindIn(const NameMap& names, std::string_view name) {
 
 CommandTable::CommandTable() {
   for (auto* family :
-       {&StringCommands, &KeyCommands, &ServerCommands, &ConnectionCommands, &TransactionCommands,
-        &IntrospectionCommands, &HashCommands, &SetCommands, &ListCommands, &ZsetCommands,
-        &BlockingListCommands, &BitmapCommands, &HllCommands, &GeoCommands, &SortCommands,
-        &ScriptingCommands, &PubSubCommands, &AclCommands, &ReplicationCommands}) {
+       {&StringCommands,      &KeyCommands,           &ServerCommands,       &ConnectionCommands,
+        &TransactionCommands, &IntrospectionCommands, &HashCommands,         &SetCommands,
+        &ListCommands,        &ZsetCommands,          &BlockingListCommands, &BitmapCommands,
+        &HllCommands,         &GeoCommands,           &SortCommands,         &ScriptingCommands,
+        &PubSubCommands,      &AclCommands,           &ReplicationCommands,  &MemoryCommands,
+        &LatencyCommands}) {
     for (const CommandSpec& spec : (*family)()) {
       all_.push_back(&spec);
       by_name_[spec.name] = &spec;
@@ -69,6 +71,15 @@ CommandTable::CommandTable() {
     }
   }
   callable_ = all_;
+  for (const CommandSpec* spec : all_) stat_names_.push_back(spec->name);
+  for (const CommandSpec* spec : all_) {
+    auto it = subcommands_.find(spec);
+    if (it == subcommands_.end()) continue;
+    for (SubcommandSpec& sub : it->second) {
+      sub.stat_slot = stat_names_.size();
+      stat_names_.push_back(std::string(spec->name) + "|" + sub.name);
+    }
+  }
   index_slots_.resize(std::bit_ceil(all_.size() * 4));
   const size_t mask = index_slots_.size() - 1;
   for (size_t i = 0; i < all_.size(); i++) {
@@ -137,6 +148,16 @@ const std::vector<SubcommandSpec>& CommandTable::Subcommands(const CommandSpec& 
   static const std::vector<SubcommandSpec> kNone;
   auto it = subcommands_.find(&spec);
   return it == subcommands_.end() ? kNone : it->second;
+}
+
+size_t CommandTable::StatSlotOf(const CommandSpec& spec,
+                                const std::vector<std::string>& argv) const {
+  if (argv.size() >= 2 && HasSubcommands(spec)) {
+    for (const SubcommandSpec& sub : Subcommands(spec)) {
+      if (EqualsIgnoreCase(sub.name, argv[1])) return sub.stat_slot;
+    }
+  }
+  return IndexOf(&spec);
 }
 
 std::vector<size_t> CommandTable::KeyIndexes(const CommandSpec& spec,

@@ -100,6 +100,7 @@ struct SubcommandSpec {
   int arity;
   const char* acl_categories;  // points into the row; the container's when not given
   size_t acl_categories_len;
+  size_t stat_slot = 0;  // its CommandStats slot (CommandTable::StatSlotOf)
 };
 
 class CommandTable {
@@ -133,6 +134,14 @@ class CommandTable {
   bool HasSubcommands(const CommandSpec& spec) const { return spec.subcommands[0] != '\0'; }
   const std::vector<SubcommandSpec>& Subcommands(const CommandSpec& spec) const;
 
+  // Statistics slots (stats/command_stats.h): each command of all() at its IndexOf(), then each
+  // subcommand of a container command.
+  size_t StatSlotCount() const { return stat_names_.size(); }
+  // This call's slot: its subcommand's for a container command, else its command's.
+  size_t StatSlotOf(const CommandSpec& spec, const std::vector<std::string>& argv) const;
+  // "get", "client|list": the name INFO commandstats and latencystats print.
+  const std::string& StatSlotName(size_t slot) const { return stat_names_[slot]; }
+
   // rename-command, applied at start-up before any client connects: the command answers to
   // `new_name` only, or to nothing when `new_name` is empty. COMMAND lists what can be called;
   // ACL rules keep naming commands by their original names, as in Redis.
@@ -165,6 +174,7 @@ class CommandTable {
   NameMap by_original_;                                    // names in the rows
   std::unordered_map<std::string, int> subcommand_arity_;  // "parent|sub" -> arity
   std::unordered_map<const CommandSpec*, std::vector<SubcommandSpec>> subcommands_;
+  std::vector<std::string> stat_names_;
 };
 
 // Each family file defines one of these.
@@ -189,6 +199,8 @@ const std::vector<CommandSpec>& ScriptingCommands();
 const std::vector<CommandSpec>& PubSubCommands();
 const std::vector<CommandSpec>& AclCommands();
 const std::vector<CommandSpec>& ReplicationCommands();
+const std::vector<CommandSpec>& MemoryCommands();
+const std::vector<CommandSpec>& LatencyCommands();
 
 // Shared reply helpers for handlers.
 inline std::string WrongArityError(std::string_view name) {

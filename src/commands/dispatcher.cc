@@ -11,6 +11,7 @@
 #include "commands/transactions.h"
 #include "common/clock.h"
 #include "common/strutil.h"
+#include "stats/error_stats.h"
 
 namespace basalt {
 
@@ -79,14 +80,43 @@ KeyLockGuard LockKeys(ServerState& server, const Session& session, const Command
   return KeyLockGuard(&server.keyspace->locks(), std::move(stripes), write);
 }
 
+// Error replies this thread had produced when the command being accounted started: Account()
+// calls the command failed if the count moved since. A command inside EXEC or a script moves the
+// mark forward when it is accounted, so the enclosing EXEC fails only for errors of its own
+// (EXECABORT, EXEC without MULTI), as Redis counts them.
+thread_local int64_t t_errors_at_start = 0;
+
+void MarkCommandStart() {
+  t_errors_at_start = ThreadErrorReplies();
+}
+
 void Account(ServerState& server, Session& session, const CommandSpec& spec,
-             const std::vector<std::string>& argv, int64_t duration_us) {
-  size_t index = CommandTable::Get().IndexOf(&spec);
-  if (index < server.command_counters.size()) {
-    server.command_counters[index].calls.fetch_add(1, std::memory_order_relaxed);
-    server.command_counters[index].usec.fetch_add(duration_us, std::memory_order_relaxed);
+             const std::vector<std::string>& argv, uint64_t start_ticks, uint64_t end_ticks,
+             bool record_latency = true) {
+  // A command that parked its client counts when it replies: woken and run again, or timed out
+  // (AccountTimedOutBlock).
+  if (session.block.active) return;
+  const int64_t duration_us = CommandClock::MicrosBetween(start_ticks, end_ticks);
+  size_t slot = CommandTable::Get().StatSlotOf(spec, argv);
+  if (slot < server.command_stats.size()) {
+    CommandStat& stat = server.command_stats.at(slot);
+    stat.calls.fetch_add(1, std::memory_order_relaxed);
+    stat.usec.fetch_add(duration_us, std::memory_order_relaxed);
+    const int64_t errors = ThreadErrorReplies();
+    if (errors != t_errors_at_start) {
+      stat.failed.fetch_add(1, std::memory_order_relaxed);
+      t_errors_at_start = errors;
+    }
+    if (record_latency && server.latency_tracking.load(std::memory_order_relaxed)) {
+      stat.Histogram().Record(CommandClock::NanosBetween(start_ticks, end_ticks));
+    }
   }
   server.counters.commands_processed.fetch_add(1, std::memory_order_relaxed);
+  int64_t monitor_ms = server.latency_monitor_threshold_ms.load(std::memory_order_relaxed);
+  if (monitor_ms > 0 && duration_us / 1000 >= monitor_ms) {
+    server.latency_monitor.Add((spec.flags & kCmdFast) ? "fast-command" : "command",
+                               duration_us / 1000, UnixMillis() / 1000);
+  }
   int64_t threshold = server.config->slowlog_slower_than.load(std::memory_order_relaxed);
   if (threshold >= 0 && duration_us >= threshold && !(spec.flags & kCmdSkipSlowlog)) {
     std::string name;
@@ -96,6 +126,26 @@ void Account(ServerState& server, Session& session, const CommandSpec& spec,
     }
     server.slowlog.Add(argv, duration_us, session.addr, name,
                        static_cast<size_t>(server.config->slowlog_max_len.load()));
+  }
+}
+
+// A command refused before it ran (arity, ACL, BUSY, READONLY, MISCONF, ...): Redis's
+// rejected_calls.
+void CountRejected(ServerState& server, const CommandSpec& spec,
+                   const std::vector<std::string>& argv) {
+  size_t slot = CommandTable::Get().StatSlotOf(spec, argv);
+  if (slot < server.command_stats.size()) {
+    server.command_stats.at(slot).rejected.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+// After a lookup failed: a known command (or subcommand) called with the wrong number of
+// arguments counts as rejected; an unknown name has no counters, as in Redis.
+void CountRejectedLookup(ServerState& server, const std::vector<std::string>& argv,
+                         const std::string& error) {
+  if (error.rfind("ERR wrong number of arguments", 0) != 0) return;
+  if (const CommandSpec* spec = CommandTable::Get().Find(argv[0])) {
+    CountRejected(server, *spec, argv);
   }
 }
 
@@ -256,12 +306,11 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
     reply.Error(kReadOnlyError);
     return;
   }
+  if (in_exec) MarkCommandStart();
   uint64_t start = CommandClock::Now();
   CommandContext c{server, session, argv, reply, ctx, in_exec};
   spec.handler(c);
-  if (in_exec) {
-    Account(server, session, spec, argv, CommandClock::MicrosBetween(start, CommandClock::Now()));
-  }
+  if (in_exec) Account(server, session, spec, argv, start, CommandClock::Now());
 }
 
 namespace {
@@ -277,11 +326,9 @@ bool Admitted(ServerState& server, Session& session, const CommandSpec& spec,
     return false;
   }
   if (!AclPermitsOrReply(server, session, spec, argv, reply)) {
-    server.counters.error_replies++;
     return false;
   }
   if (session.resp == 2 && session.subscriptions.total() > 0 && !(spec.flags & kCmdPubSubContext)) {
-    server.counters.error_replies++;
     reply.Error(SubscribedContextError(spec, argv));
     return false;
   }
@@ -296,7 +343,6 @@ bool Admitted(ServerState& server, Session& session, const CommandSpec& spec,
     return false;
   }
   if (RefuseWriteOnStorageError(server, spec, reply)) {
-    server.counters.error_replies++;
     if (session.in_multi) session.multi_failed = true;
     return false;
   }
@@ -325,7 +371,6 @@ void PrefetchKeys(const Session& session, const CommandSpec& spec,
 bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
                 std::vector<std::string>& argv, Reply& reply, Context& ctx) {
   if (RejectedAsReplica(server, spec)) {
-    server.counters.error_replies++;
     reply.Error(kReadOnlyError);
     return false;
   }
@@ -358,7 +403,6 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
     }
     keys = LockKeys(server, session, spec, argv);
   } else if (!allowed_while_busy) {
-    server.counters.error_replies++;
     reply.Error(kBusyScriptError);
     return false;
   }
@@ -421,7 +465,6 @@ class GroupedRun {
       group_.Commit(server_);
     }
     if (!group_.active() && !Begin(stripes, busy_threshold_ms)) {
-      server_.counters.error_replies++;
       reply.Error(kBusyScriptError);
       return false;
     }
@@ -611,7 +654,7 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   const bool grouped = group != nullptr && spec != nullptr && JoinsGroups(session, *spec, argv);
   if (group != nullptr && !grouped) group->Commit(server);
   if (spec == nullptr) {
-    server.counters.error_replies++;
+    CountRejectedLookup(server, argv, error);
     if (session.in_multi && EqualsIgnoreCase(argv[0], "exec")) {
       // A malformed EXEC ends the transaction, as in Redis.
       ResetTransaction(server, session);
@@ -624,7 +667,7 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     reply.Error(error);
     return;
   }
-  if (!Admitted(server, session, *spec, argv, reply)) return;
+  if (!Admitted(server, session, *spec, argv, reply)) return CountRejected(server, *spec, argv);
   if (session.in_multi && !(spec->flags & kCmdTxControl)) {
     session.queued.push_back(argv);
     reply.Simple("QUEUED");
@@ -634,7 +677,7 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   int64_t threshold = server.config->busy_reply_threshold.load(std::memory_order_relaxed);
   bool allowed_while_busy = AllowedWhileBusy(*spec, argv);
   if (server.script_guard.Busy(threshold) && !allowed_while_busy) {
-    server.counters.error_replies++;
+    CountRejected(server, *spec, argv);
     return reply.Error(kBusyScriptError);
   }
   if ((spec->flags & kCmdOffload) && server.offloader != nullptr && session.deliver_hook &&
@@ -645,14 +688,15 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     return;
   }
 
+  MarkCommandStart();
   uint64_t start = CommandClock::Now();
   size_t reply_start = out->size();
   bool ran =
       grouped ? GroupedRun(server, session, *group).Run(*spec, argv, reply, out, threshold)
               : RunLocked(server, session, *spec, argv, reply, out, threshold, allowed_while_busy);
-  if (!ran) return;
+  if (!ran) return CountRejected(server, *spec, argv);
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
-  Account(server, session, *spec, argv, CommandClock::MicrosBetween(start, CommandClock::Now()));
+  Account(server, session, *spec, argv, start, CommandClock::Now());
   if (!session.pushes_after_reply.empty()) {
     out->append(session.pushes_after_reply);
     session.pushes_after_reply.clear();

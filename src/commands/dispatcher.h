@@ -103,6 +103,11 @@ class WriteGroup {
 void Dispatch(ServerState& server, Session& session, std::vector<std::string>& argv,
               std::string* out, WriteGroup* group = nullptr);
 
+// Accounts for a blocked command whose timeout replied for it (INFO commandstats, latency): as
+// in Redis, a blocking command counts once, when it replies, not when it parks.
+void AccountTimedOutBlock(ServerState& server, Session& session,
+                          const std::vector<std::string>& argv);
+
 // The tag of the worker whose write group holds every stripe that `argv` would lock, when it is
 // a command that joins write groups, its first key is its second argument (as for nearly every
 // one), the session may run it there, and that worker is not `self_tag`; 0 otherwise, and the

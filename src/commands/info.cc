@@ -1,20 +1,21 @@
 #include "commands/info.h"
 
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <map>
+#include <mutex>
 #include <set>
 
-#include "commands/command_table.h"
+#include "commands/info_writer.h"
 #include "common/clock.h"
 #include "common/strutil.h"
-#include "storage/crc32c.h"
+#include "stats/error_stats.h"
 
 // jemalloc's control interface, present only when the server binary links jemalloc (the tests
 // and sanitizer builds use glibc's malloc).
@@ -27,52 +28,8 @@ namespace {
 
 constexpr const char* kBasaltVersion = "0.1.0";
 
-class InfoWriter {
- public:
-  void Section(const char* name) {
-    if (!out_.empty()) out_ += "\r\n";
-    out_ += "# ";
-    out_ += name;
-    out_ += "\r\n";
-  }
-  void Field(const std::string& key, const std::string& value) {
-    out_ += key;
-    out_ += ':';
-    out_ += value;
-    out_ += "\r\n";
-  }
-  void Field(const std::string& key, int64_t value) { Field(key, std::to_string(value)); }
-  std::string take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-std::string HumanBytes(int64_t n) {
-  char buf[64];
-  double d = static_cast<double>(n);
-  if (n < 1024)
-    snprintf(buf, sizeof(buf), "%lldB", static_cast<long long>(n));
-  else if (n < 1024 * 1024)
-    snprintf(buf, sizeof(buf), "%.2fK", d / 1024);
-  else if (n < 1024LL * 1024 * 1024)
-    snprintf(buf, sizeof(buf), "%.2fM", d / (1024 * 1024));
-  else
-    snprintf(buf, sizeof(buf), "%.2fG", d / (1024.0 * 1024 * 1024));
-  return buf;
-}
-
-// "jemalloc-<version>" as Redis reports it, or "libc".
-std::string MemoryAllocator() {
-  const char* version = nullptr;
-  size_t len = sizeof(version);
-  if (mallctl != nullptr && mallctl("version", &version, &len, nullptr, 0) == 0 && version) {
-    std::string name = "jemalloc-";
-    name.append(version, strcspn(version, "-"));  // "5.3.0-0-g54eaed1..." -> "5.3.0"
-    return name;
-  }
-  return "libc";
-}
+std::atomic<int64_t> g_peak_memory{0};
+std::atomic<int64_t> g_startup_memory{0};
 
 int64_t ResidentBytes() {
   FILE* f = fopen("/proc/self/statm", "r");
@@ -83,41 +40,69 @@ int64_t ResidentBytes() {
   return static_cast<int64_t>(pages_resident) * sysconf(_SC_PAGESIZE);
 }
 
-uint64_t IntProperty(Engine* engine, ColumnFamily cf, const std::string& name) {
-  uint64_t v = 0;
-  engine->db()->GetIntProperty(engine->cf(cf), name, &v);
-  return v;
+size_t JemallocStat(const char* name) {
+  size_t value = 0, len = sizeof(value);
+  if (mallctl(name, &value, &len, nullptr, 0) != 0) return 0;
+  return value;
 }
 
-// A family's entries, deletions not counted: its SST files' (from their table properties) and its
-// memtables'. Exact once a full compaction has dropped what was overwritten or deleted, where
-// rocksdb.estimate-num-keys samples the files' properties and can be far off.
-uint64_t StoredEntries(Engine* engine, ColumnFamily cf) {
-  std::map<std::string, std::string> table;
-  uint64_t stored = 0;
-  if (engine->db()->GetMapProperty(engine->cf(cf), "rocksdb.aggregated-table-properties", &table)) {
-    uint64_t entries = std::strtoull(table["num_entries"].c_str(), nullptr, 10);
-    uint64_t deletions = std::strtoull(table["num_deletions"].c_str(), nullptr, 10);
-    stored = entries > deletions ? entries - deletions : 0;
+// The allocator's allocated, active and resident bytes.
+void AllocatorFigures(MemoryFigures* m) {
+  if (mallctl != nullptr) {
+    uint64_t epoch = 1;
+    size_t len = sizeof(epoch);
+    mallctl("epoch", &epoch, &len, &epoch, len);  // refreshes jemalloc's cached statistics
+    m->allocator_allocated = static_cast<int64_t>(JemallocStat("stats.allocated"));
+    m->allocator_active = static_cast<int64_t>(JemallocStat("stats.active"));
+    m->allocator_resident = static_cast<int64_t>(JemallocStat("stats.resident"));
+    return;
   }
-  uint64_t memtable = IntProperty(engine, cf, "rocksdb.num-entries-active-mem-table") +
-                      IntProperty(engine, cf, "rocksdb.num-entries-imm-mem-tables");
-  uint64_t deleted = IntProperty(engine, cf, "rocksdb.num-deletes-active-mem-table") +
-                     IntProperty(engine, cf, "rocksdb.num-deletes-imm-mem-tables");
-  return stored + (memtable > deleted ? memtable - deleted : 0);
+  struct mallinfo2 mi = mallinfo2();
+  m->allocator_allocated = static_cast<int64_t>(mi.uordblks + mi.hblkhd);
+  m->allocator_active = static_cast<int64_t>(mi.arena + mi.hblkhd);
+  m->allocator_resident = m->rss;
+}
+
+std::string Percent(double value) {
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%.2f%%", value);
+  return buf;
+}
+
+double Ratio(int64_t a, int64_t b) {
+  return b > 0 ? static_cast<double>(a) / b : 0;
 }
 
 void ServerSection(ServerState& s, InfoWriter& w) {
   w.Section("Server");
   w.Field("redis_version", "7.0.15");
+  w.Field("redis_git_sha1", "00000000");
+  w.Field("redis_git_dirty", 0);
+  w.Field("redis_build_id", "0");
   w.Field("basalt_version", kBasaltVersion);
   w.Field("redis_mode", "standalone");
   struct utsname name;
-  if (uname(&name) == 0)
+  if (uname(&name) == 0) {
     w.Field("os", std::string(name.sysname) + " " + name.release + " " + name.machine);
-  w.Field("arch_bits", 64);
+  }
+  w.Field("arch_bits", static_cast<int>(sizeof(void*) * 8));
+  if (CommandClock::CountsCpuTicks()) {
+    w.Field("monotonic_clock",
+            "X86 TSC @ " + std::to_string(static_cast<int64_t>(CommandClock::TicksPerMicro())) +
+                " ticks/us");
+  } else {
+    w.Field("monotonic_clock", "POSIX clock_gettime");
+  }
   w.Field("multiplexing_api", "epoll");
+  w.Field("atomicvar_api", "c11-builtin");
+#ifdef __GNUC__
+  w.Field("gcc_version", std::to_string(__GNUC__) + "." + std::to_string(__GNUC_MINOR__) + "." +
+                             std::to_string(__GNUC_PATCHLEVEL__));
+#else
+  w.Field("gcc_version", "0.0.0");
+#endif
   w.Field("process_id", static_cast<int64_t>(getpid()));
+  w.Field("process_supervised", "no");
   w.Field("run_id", s.run_id);
   w.Field("tcp_port", s.tcp_port);
   w.Field("server_time_usec", UnixMicros());
@@ -125,45 +110,139 @@ void ServerSection(ServerState& s, InfoWriter& w) {
   w.Field("uptime_in_seconds", uptime);
   w.Field("uptime_in_days", uptime / 86400);
   w.Field("hz", 10);
+  w.Field("configured_hz", 10);
+  // Redis's LRU clock: seconds, 24 bits.
+  w.Field("lru_clock", (UnixMillis() / 1000) & ((1 << 24) - 1));
   w.Field("executable", s.executable);
   w.Field("config_file", s.config->file_path());
+  w.Field("io_threads_active", 0);
+  w.Field("listener0",
+          "name=tcp,bind=" + s.config->GetString("bind") + ",port=" + std::to_string(s.tcp_port));
 }
 
 void ClientsSection(ServerState& s, InfoWriter& w) {
+  size_t max_in = 0, max_out = 0;
+  for (const auto& session : s.clients.Snapshot()) {
+    max_in = std::max(max_in, session->query_buffer_bytes.load(std::memory_order_relaxed));
+    max_out = std::max(max_out, session->output_buffer_bytes.load(std::memory_order_relaxed));
+  }
   w.Section("Clients");
-  w.Field("connected_clients", static_cast<int64_t>(s.clients.size()));
+  w.Field("connected_clients", s.clients.size());
+  w.Field("cluster_connections", 0);
   w.Field("maxclients", s.config->maxclients.load());
-  w.Field("blocked_clients", static_cast<int64_t>(s.blocking.blocked_clients()));
+  w.Field("client_recent_max_input_buffer", max_in);
+  w.Field("client_recent_max_output_buffer", max_out);
+  w.Field("blocked_clients", s.blocking.blocked_clients());
+  w.Field("tracking_clients", 0);
+  w.Field("clients_in_timeout_table", 0);
+  w.Field("total_blocking_keys", s.blocking.BlockingKeys());
+  w.Field("total_blocking_keys_on_nokey", 0);
 }
 
 void MemorySection(ServerState& s, InfoWriter& w) {
-  Engine* engine = s.keyspace->engine();
-  int64_t rss = ResidentBytes();
+  MemoryFigures m = ReadMemoryFigures(s);
+  int64_t maxmemory = s.config->GetInt("maxmemory");
+  std::string policy = s.config->GetString("maxmemory-policy");
   w.Section("Memory");
-  w.Field("used_memory", rss);
-  w.Field("used_memory_human", HumanBytes(rss));
-  w.Field("used_memory_rss", rss);
-  w.Field("used_memory_rss_human", HumanBytes(rss));
-  w.Field("maxmemory", 0);
-  w.Field("maxmemory_policy", "noeviction");
-  w.Field("mem_allocator", MemoryAllocator());
-  w.Field("block_cache_usage", static_cast<int64_t>(engine->block_cache()->GetUsage()));
-  w.Field("block_cache_capacity", static_cast<int64_t>(engine->block_cache()->GetCapacity()));
-  uint64_t memtables = 0;
-  engine->db()->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &memtables);
-  w.Field("memtables_size", static_cast<int64_t>(memtables));
+  w.Field("used_memory", m.used);
+  w.Field("used_memory_human", HumanBytes(m.used));
+  w.Field("used_memory_rss", m.rss);
+  w.Field("used_memory_rss_human", HumanBytes(m.rss));
+  w.Field("used_memory_peak", m.peak);
+  w.Field("used_memory_peak_human", HumanBytes(m.peak));
+  w.Field("used_memory_peak_perc", Percent(Ratio(m.used, m.peak) * 100));
+  w.Field("used_memory_overhead", m.overhead());
+  w.Field("used_memory_startup", m.startup);
+  w.Field("used_memory_dataset", m.dataset());
+  w.Field("used_memory_dataset_perc",
+          Percent(Ratio(m.dataset(), m.used - m.startup > 0 ? m.used - m.startup : 0) * 100));
+  w.Field("allocator_allocated", m.allocator_allocated);
+  w.Field("allocator_active", m.allocator_active);
+  w.Field("allocator_resident", m.allocator_resident);
+  w.Field("total_system_memory", m.total_system);
+  w.Field("total_system_memory_human", HumanBytes(m.total_system));
+  // The Lua interpreter lives behind ServerState's opaque Scripting: its figures are not
+  // reachable from here, and Basalt has no functions.
+  w.Field("used_memory_lua", 0);
+  w.Field("used_memory_vm_eval", 0);
+  w.Field("used_memory_lua_human", "0B");
+  w.Field("used_memory_scripts_eval", 0);
+  w.Field("number_of_cached_scripts", 0);
+  w.Field("number_of_functions", 0);
+  w.Field("number_of_libraries", 0);
+  w.Field("used_memory_vm_functions", 0);
+  w.Field("used_memory_vm_total", 0);
+  w.Field("used_memory_vm_total_human", "0B");
+  w.Field("used_memory_functions", 0);
+  w.Field("used_memory_scripts", 0);
+  w.Field("used_memory_scripts_human", "0B");
+  w.Field("maxmemory", maxmemory);
+  w.Field("maxmemory_human", HumanBytes(maxmemory));
+  w.Field("maxmemory_policy", policy.empty() ? "noeviction" : policy);
+  w.Fixed("allocator_frag_ratio", Ratio(m.allocator_active, m.allocator_allocated));
+  w.Field("allocator_frag_bytes", m.allocator_active - m.allocator_allocated);
+  w.Fixed("allocator_rss_ratio", Ratio(m.allocator_resident, m.allocator_active));
+  w.Field("allocator_rss_bytes", m.allocator_resident - m.allocator_active);
+  w.Fixed("rss_overhead_ratio", Ratio(m.rss, m.allocator_resident));
+  w.Field("rss_overhead_bytes", m.rss - m.allocator_resident);
+  w.Fixed("mem_fragmentation_ratio", Ratio(m.rss, m.used));
+  w.Field("mem_fragmentation_bytes", m.rss - m.used);
+  w.Field("mem_not_counted_for_evict", 0);
+  w.Field("mem_replication_backlog", 0);
+  w.Field("mem_total_replication_buffers", 0);
+  w.Field("mem_clients_slaves", m.clients_replicas);
+  w.Field("mem_clients_normal", m.clients_normal);
+  w.Field("mem_cluster_links", 0);
+  w.Field("mem_aof_buffer", 0);
+  w.Field("mem_allocator", MemoryAllocatorName());
+  w.Field("active_defrag_running", 0);
+  w.Field("lazyfree_pending_objects", 0);
+  w.Field("lazyfreed_objects", 0);
+  // Basalt: where the memory goes.
+  w.Field("block_cache_usage", m.block_cache);
+  w.Field("block_cache_capacity",
+          static_cast<int64_t>(s.keyspace->engine()->block_cache()->GetCapacity()));
+  w.Field("memtables_size", m.memtables);
 }
 
 void PersistenceSection(ServerState& s, InfoWriter& w) {
+  const ServerCounters& c = s.counters;
   w.Section("Persistence");
   w.Field("loading", 0);
+  w.Field("async_loading", 0);
+  w.Field("current_cow_peak", 0);
+  w.Field("current_cow_size", 0);
+  w.Field("current_cow_size_age", 0);
+  w.Field("current_fork_perc", "0.00");
+  w.Field("current_save_keys_processed", 0);
+  w.Field("current_save_keys_total", 0);
+  // Every write is persisted by RocksDB as it happens: nothing waits for a save.
   w.Field("rdb_changes_since_last_save", 0);
   w.Field("rdb_bgsave_in_progress", 0);
   w.Field("rdb_last_save_time", s.last_save_unix.load());
+  w.Field("rdb_last_bgsave_status", c.last_save_ok.load() ? "ok" : "err");
+  w.Field("rdb_last_bgsave_time_sec", -1);
+  w.Field("rdb_current_bgsave_time_sec", -1);
+  w.Field("rdb_saves", c.rdb_saves.load());
+  w.Field("rdb_last_cow_size", 0);
+  w.Field("rdb_last_load_keys_expired", 0);
+  w.Field("rdb_last_load_keys_loaded", 0);
   w.Field("aof_enabled", 0);
+  w.Field("aof_rewrite_in_progress", 0);
+  w.Field("aof_rewrite_scheduled", 0);
+  w.Field("aof_last_rewrite_time_sec", -1);
+  w.Field("aof_current_rewrite_time_sec", -1);
+  w.Field("aof_last_bgrewrite_status", "ok");
+  w.Field("aof_rewrites", 0);
+  w.Field("aof_rewrites_consecutive_failures", 0);
+  w.Field("aof_last_write_status", "ok");
+  w.Field("aof_last_cow_size", 0);
+  w.Field("module_fork_in_progress", 0);
+  w.Field("module_fork_last_cow_size", 0);
+  // Basalt: the WAL's durability and the storage engine's health.
   w.Field("durability", s.config->GetString("durability"));
   uint64_t wal_sync = s.keyspace->engine()->statistics()->getTickerCount(rocksdb::WAL_FILE_SYNCED);
-  w.Field("wal_syncs", static_cast<int64_t>(wal_sync));
+  w.Field("wal_syncs", wal_sync);
   StorageHealth health = s.keyspace->engine()->health();
   w.Field("storage_write_status", health.writes_stopped ? "err" : "ok");
   w.Field("storage_last_error", health.last_error);
@@ -171,29 +250,109 @@ void PersistenceSection(ServerState& s, InfoWriter& w) {
   w.Field("storage_recoveries", health.recoveries);
 }
 
+// instantaneous_ops_per_sec and the kbps figures: rates over the interval between two INFO stats
+// at least 100 ms apart (Redis averages samples its cron takes every 100 ms; Basalt has no such
+// cron, and monitoring tools poll INFO at a steady pace).
+struct Rates {
+  int64_t ops_per_sec = 0;
+  double input_kbps = 0;
+  double output_kbps = 0;
+};
+
+Rates CurrentRates(const ServerCounters& c) {
+  struct Sample {
+    int64_t ms = 0, commands = 0, input = 0, output = 0;
+  };
+  static std::mutex mu;
+  static Sample last;
+  static Rates rates;
+  std::lock_guard<std::mutex> lock(mu);
+  Sample now{UnixMillis(), c.commands_processed.load(), c.net_input_bytes.load(),
+             c.net_output_bytes.load()};
+  int64_t elapsed = now.ms - last.ms;
+  if (last.ms != 0 && elapsed >= 100) {
+    // A CONFIG RESETSTAT in between makes a counter go back: that interval counts from zero.
+    auto per_sec = [elapsed](int64_t from, int64_t to) {
+      return static_cast<double>(to >= from ? to - from : to) * 1000 / static_cast<double>(elapsed);
+    };
+    rates.ops_per_sec = static_cast<int64_t>(per_sec(last.commands, now.commands));
+    rates.input_kbps = per_sec(last.input, now.input) / 1024;
+    rates.output_kbps = per_sec(last.output, now.output) / 1024;
+  }
+  if (last.ms == 0 || elapsed >= 100) last = now;
+  return rates;
+}
+
 void StatsSection(ServerState& s, InfoWriter& w) {
   const ServerCounters& c = s.counters;
+  const Rates rates = CurrentRates(c);
   w.Section("Stats");
   w.Field("total_connections_received", c.connections_received.load());
   w.Field("total_commands_processed", c.commands_processed.load());
-  w.Field("instantaneous_ops_per_sec", 0);
+  w.Field("instantaneous_ops_per_sec", rates.ops_per_sec);
   w.Field("total_net_input_bytes", c.net_input_bytes.load());
   w.Field("total_net_output_bytes", c.net_output_bytes.load());
+  w.Field("total_net_repl_input_bytes", 0);
+  w.Field("total_net_repl_output_bytes", 0);
+  w.Fixed("instantaneous_input_kbps", rates.input_kbps);
+  w.Fixed("instantaneous_output_kbps", rates.output_kbps);
+  w.Field("instantaneous_input_repl_kbps", "0.00");
+  w.Field("instantaneous_output_repl_kbps", "0.00");
   w.Field("rejected_connections", c.rejected_connections.load());
-  w.Field("client_query_buffer_limit_disconnections", c.query_buffer_disconnections.load());
-  w.Field("reply_size_limit_disconnections", c.reply_size_disconnections.load());
-  w.Field("grouped_write_commits", c.grouped_commits.load());
-  w.Field("grouped_write_commands", c.grouped_commands.load());
-  w.Field("delegated_write_commands", c.delegated_commands.load());
-  w.Field("moved_connections", c.moved_connections.load());
+  w.Field("sync_full", 0);
+  w.Field("sync_partial_ok", 0);
+  w.Field("sync_partial_err", 0);
   w.Field("expired_keys", s.expirer != nullptr ? s.expirer->expired_total() : 0);
+  w.Field("expired_stale_perc", "0.00");
+  w.Field("expired_time_cap_reached_count", 0);
+  w.Field("expire_cycle_cpu_milliseconds", 0);
   w.Field("evicted_keys", 0);
+  w.Field("evicted_clients", 0);
+  w.Field("total_eviction_exceeded_time", 0);
+  w.Field("current_eviction_exceeded_time", 0);
   w.Field("keyspace_hits", c.keyspace_hits.load());
   w.Field("keyspace_misses", c.keyspace_misses.load());
   w.Field("pubsub_channels", s.pubsub.Size(PubSubKind::kChannel));
   w.Field("pubsub_patterns", s.pubsub.Size(PubSubKind::kPattern));
   w.Field("pubsubshard_channels", s.pubsub.Size(PubSubKind::kShard));
-  w.Field("total_error_replies", c.error_replies.load());
+  w.Field("latest_fork_usec", 0);
+  w.Field("total_forks", 0);
+  w.Field("migrate_cached_sockets", 0);
+  w.Field("slave_expires_tracked_keys", 0);
+  w.Field("active_defrag_hits", 0);
+  w.Field("active_defrag_misses", 0);
+  w.Field("active_defrag_key_hits", 0);
+  w.Field("active_defrag_key_misses", 0);
+  w.Field("total_active_defrag_time", 0);
+  w.Field("current_active_defrag_time", 0);
+  w.Field("tracking_total_keys", 0);
+  w.Field("tracking_total_items", 0);
+  w.Field("tracking_total_prefixes", 0);
+  w.Field("unexpected_error_replies", 0);
+  w.Field("total_error_replies", ProcessErrorStats().total());
+  w.Field("dump_payload_sanitizations", 0);
+  w.Field("total_reads_processed", c.reads_processed.load());
+  w.Field("total_writes_processed", c.writes_processed.load());
+  w.Field("io_threaded_reads_processed", 0);
+  w.Field("io_threaded_writes_processed", 0);
+  w.Field("reply_buffer_shrinks", 0);
+  w.Field("reply_buffer_expands", 0);
+  w.Field("eventloop_cycles", 0);
+  w.Field("eventloop_duration_sum", 0);
+  w.Field("eventloop_duration_cmd_sum", 0);
+  w.Field("instantaneous_eventloop_cycles_per_sec", 0);
+  w.Field("instantaneous_eventloop_duration_usec", 0);
+  w.Field("acl_access_denied_auth", c.acl_denied_auth.load());
+  w.Field("acl_access_denied_cmd", c.acl_denied_cmd.load());
+  w.Field("acl_access_denied_key", c.acl_denied_key.load());
+  w.Field("acl_access_denied_channel", c.acl_denied_channel.load());
+  // Basalt: pipelined writes committed together and writes handed between workers.
+  w.Field("grouped_write_commits", c.grouped_commits.load());
+  w.Field("grouped_write_commands", c.grouped_commands.load());
+  w.Field("delegated_write_commands", c.delegated_commands.load());
+  w.Field("moved_connections", c.moved_connections.load());
+  w.Field("client_query_buffer_limit_disconnections", c.query_buffer_disconnections.load());
+  w.Field("reply_size_limit_disconnections", c.reply_size_disconnections.load());
 }
 
 const char* FeederStateName(ReplicaFeeder::State state) {
@@ -223,25 +382,29 @@ void ReplicaLinkFields(const ReplicationSnapshot& snap, InfoWriter& w) {
   w.Field("slave_read_repl_offset", applied);
   w.Field("slave_repl_offset", applied);
   if (syncing) {
-    w.Field("master_sync_total_bytes", static_cast<int64_t>(link.sync_total_bytes));
-    w.Field("master_sync_read_bytes", static_cast<int64_t>(link.sync_read_bytes));
+    int64_t total = static_cast<int64_t>(link.sync_total_bytes);
+    int64_t read = static_cast<int64_t>(link.sync_read_bytes);
+    w.Field("master_sync_total_bytes", total);
+    w.Field("master_sync_read_bytes", read);
+    w.Field("master_sync_left_bytes", total - read);
+    w.Fixed("master_sync_perc", total > 0 ? Ratio(read, total) * 100 : 0);
+    w.Field("master_sync_last_io_seconds_ago",
+            link.last_io_unix_ms > 0 ? (now - link.last_io_unix_ms) / 1000 : -1);
   }
   if (!up) {
     w.Field("master_link_down_since_seconds",
             link.down_since_unix_ms > 0 ? (now - link.down_since_unix_ms) / 1000 : -1);
   }
-  // Basalt: how far behind the master this replica is, in sequence numbers and in seconds.
-  w.Field("master_latest_seq", static_cast<int64_t>(link.master_latest_seq));
-  w.Field("master_lag_seq", static_cast<int64_t>(link.master_latest_seq > link.applied_seq
-                                                     ? link.master_latest_seq - link.applied_seq
-                                                     : 0));
-  char lag[32];
-  snprintf(lag, sizeof(lag), "%.3f", static_cast<double>(link.lag_ms) / 1000);
-  w.Field("master_lag_seconds", lag);
-  if (!link.last_error.empty()) w.Field("master_link_last_error", link.last_error);
   w.Field("slave_priority", 100);
   w.Field("slave_read_only", snap.read_only ? 1 : 0);
   w.Field("replica_announced", 1);
+  // Basalt: how far behind the master this replica is, in sequence numbers and in seconds.
+  w.Field("master_latest_seq", link.master_latest_seq);
+  w.Field("master_lag_seq", link.master_latest_seq > link.applied_seq
+                                ? link.master_latest_seq - link.applied_seq
+                                : uint64_t{0});
+  w.Fixed("master_lag_seconds", static_cast<double>(link.lag_ms) / 1000, 3);
+  if (!link.last_error.empty()) w.Field("master_link_last_error", link.last_error);
 }
 
 void ReplicationSection(ServerState& s, InfoWriter& w) {
@@ -249,7 +412,7 @@ void ReplicationSection(ServerState& s, InfoWriter& w) {
   w.Section("Replication");
   w.Field("role", snap.replica ? "slave" : "master");
   if (snap.replica) ReplicaLinkFields(snap, w);
-  w.Field("connected_slaves", static_cast<int64_t>(snap.replicas.size()));
+  w.Field("connected_slaves", snap.replicas.size());
   int64_t now = UnixMillis();
   for (size_t i = 0; i < snap.replicas.size(); i++) {
     const auto& r = snap.replicas[i];
@@ -262,129 +425,57 @@ void ReplicationSection(ServerState& s, InfoWriter& w) {
   }
   w.Field("master_failover_state", "no-failover");
   w.Field("master_replid", snap.replid);
-  w.Field("master_repl_offset", static_cast<int64_t>(snap.latest_seq));
-  w.Field("repl_checkpoints_created", static_cast<int64_t>(snap.checkpoints_created));
+  w.Field("master_replid2", std::string(40, '0'));
+  w.Field("master_repl_offset", snap.latest_seq);
+  w.Field("second_repl_offset", -1);
+  // Replicas catch up from the RocksDB WAL, not from an in-memory backlog.
+  w.Field("repl_backlog_active", 0);
+  w.Field("repl_backlog_size", 1048576);
+  w.Field("repl_backlog_first_byte_offset", 0);
+  w.Field("repl_backlog_histlen", 0);
+  w.Field("repl_checkpoints_created", snap.checkpoints_created);
+}
+
+std::string CpuTime(const struct timeval& tv) {
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(tv.tv_sec),
+           static_cast<long>(tv.tv_usec));
+  return buf;
 }
 
 void CpuSection(ServerState&, InfoWriter& w) {
-  struct rusage self;
+  struct rusage self, children, thread;
   getrusage(RUSAGE_SELF, &self);
-  char buf[64];
+  getrusage(RUSAGE_CHILDREN, &children);
   w.Section("CPU");
-  snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(self.ru_stime.tv_sec),
-           static_cast<long>(self.ru_stime.tv_usec));
-  w.Field("used_cpu_sys", buf);
-  snprintf(buf, sizeof(buf), "%ld.%06ld", static_cast<long>(self.ru_utime.tv_sec),
-           static_cast<long>(self.ru_utime.tv_usec));
-  w.Field("used_cpu_user", buf);
+  w.Field("used_cpu_sys", CpuTime(self.ru_stime));
+  w.Field("used_cpu_user", CpuTime(self.ru_utime));
+  w.Field("used_cpu_sys_children", CpuTime(children.ru_stime));
+  w.Field("used_cpu_user_children", CpuTime(children.ru_utime));
+  // The thread answering INFO: a worker, Basalt's nearest to Redis's main thread.
+  getrusage(RUSAGE_THREAD, &thread);
+  w.Field("used_cpu_sys_main_thread", CpuTime(thread.ru_stime));
+  w.Field("used_cpu_user_main_thread", CpuTime(thread.ru_utime));
 }
 
-void CommandStatsSection(ServerState& s, InfoWriter& w) {
-  w.Section("Commandstats");
-  const auto& all = CommandTable::Get().all();
-  for (size_t i = 0; i < all.size() && i < s.command_counters.size(); i++) {
-    const CommandCounters& cc = s.command_counters[i];
-    int64_t calls = cc.calls.load();
-    if (calls == 0) continue;
-    int64_t usec = cc.usec.load();
-    char per_call[32];
-    snprintf(per_call, sizeof(per_call), "%.2f", static_cast<double>(usec) / calls);
-    w.Field(std::string("cmdstat_") + all[i]->name,
-            "calls=" + std::to_string(calls) + ",usec=" + std::to_string(usec) + ",usec_per_call=" +
-                per_call + ",rejected_calls=" + std::to_string(cc.rejected.load()) +
-                ",failed_calls=" + std::to_string(cc.failed.load()));
-  }
+void ModulesSection(ServerState&, InfoWriter& w) {
+  w.Section("Modules");
+}
+
+void ClusterSection(ServerState&, InfoWriter& w) {
+  w.Section("Cluster");
+  w.Field("cluster_enabled", 0);
 }
 
 void KeyspaceSection(ServerState& s, InfoWriter& w) {
   w.Section("Keyspace");
   for (int db = 0; db < s.keyspace->databases(); db++) {
     int64_t keys = s.keyspace->KeyCount(db);
-    if (keys <= 0) continue;
+    int64_t expires = s.keyspace->ExpireCount(db);
+    if (keys <= 0 && expires <= 0) continue;
     w.Field("db" + std::to_string(db),
-            "keys=" + std::to_string(keys) +
-                ",expires=" + std::to_string(s.keyspace->ExpireCount(db)) + ",avg_ttl=0");
+            "keys=" + std::to_string(keys) + ",expires=" + std::to_string(expires) + ",avg_ttl=0");
   }
-}
-
-void RocksDbSection(ServerState& s, InfoWriter& w) {
-  Engine* engine = s.keyspace->engine();
-  rocksdb::Statistics* st = engine->statistics();
-  auto ticker = [st](rocksdb::Tickers t) { return static_cast<int64_t>(st->getTickerCount(t)); };
-  w.Section("RocksDB");
-  for (int i = 0; i < kColumnFamilyCount; i++) {
-    auto cf = static_cast<ColumnFamily>(i);
-    std::string p = std::string("cf_") + ColumnFamilyName(cf) + "_";
-    w.Field(p + "sst_bytes",
-            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.total-sst-files-size")));
-    w.Field(p + "live_data_bytes",
-            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.estimate-live-data-size")));
-    w.Field(p + "estimate_keys",
-            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.estimate-num-keys")));
-    w.Field(p + "stored_entries", static_cast<int64_t>(StoredEntries(engine, cf)));
-    w.Field(p + "memtable_bytes",
-            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.cur-size-all-mem-tables")));
-    w.Field(p + "blob_files",
-            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.num-blob-files")));
-    w.Field(p + "blob_bytes",
-            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.total-blob-file-size")));
-    w.Field(p + "live_blob_bytes",
-            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.live-blob-file-size")));
-    w.Field(p + "blob_garbage_bytes",
-            static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.live-blob-file-garbage-size")));
-    w.Field(p + "blob_gc_running", static_cast<int64_t>(engine->blob_gc_running(cf)));
-    w.Field(
-        p + "pending_compaction_bytes",
-        static_cast<int64_t>(IntProperty(engine, cf, "rocksdb.estimate-pending-compaction-bytes")));
-  }
-  int64_t hits = ticker(rocksdb::BLOCK_CACHE_HIT), misses = ticker(rocksdb::BLOCK_CACHE_MISS);
-  w.Field("block_cache_hits", hits);
-  w.Field("block_cache_misses", misses);
-  char ratio[32];
-  snprintf(ratio, sizeof(ratio), "%.4f",
-           hits + misses > 0 ? static_cast<double>(hits) / (hits + misses) : 0.0);
-  w.Field("block_cache_hit_rate", ratio);
-  int64_t row_hits = ticker(rocksdb::ROW_CACHE_HIT), row_misses = ticker(rocksdb::ROW_CACHE_MISS);
-  w.Field("row_cache_hits", row_hits);
-  w.Field("row_cache_misses", row_misses);
-  snprintf(
-      ratio, sizeof(ratio), "%.4f",
-      row_hits + row_misses > 0 ? static_cast<double>(row_hits) / (row_hits + row_misses) : 0.0);
-  w.Field("row_cache_hit_rate", ratio);
-  w.Field("row_cache_usage",
-          engine->row_cache() ? static_cast<int64_t>(engine->row_cache()->GetUsage()) : 0);
-  MetadataCache::Stats meta = engine->metadata_cache_stats();
-  w.Field("metadata_cache_hits", meta.hits);
-  w.Field("metadata_cache_misses", meta.misses);
-  snprintf(ratio, sizeof(ratio), "%.4f",
-           meta.hits + meta.misses > 0 ? static_cast<double>(meta.hits) / (meta.hits + meta.misses)
-                                       : 0.0);
-  w.Field("metadata_cache_hit_rate", ratio);
-  w.Field("metadata_cache_entries", meta.entries);
-  w.Field("metadata_cache_usage", meta.bytes);
-  w.Field("metadata_cache_complete_shards", meta.complete_shards);
-  MemberFilters::Stats filters = s.keyspace->member_filters().stats();
-  w.Field("member_filters", static_cast<int64_t>(filters.filters));
-  w.Field("member_filter_usage", static_cast<int64_t>(filters.bytes));
-  w.Field("member_filter_absent_answers", static_cast<int64_t>(filters.absent_answers));
-  w.Field("flush_write_bytes", ticker(rocksdb::FLUSH_WRITE_BYTES));
-  w.Field("compact_read_bytes", ticker(rocksdb::COMPACT_READ_BYTES));
-  w.Field("compact_write_bytes", ticker(rocksdb::COMPACT_WRITE_BYTES));
-  w.Field("blob_write_bytes", ticker(rocksdb::BLOB_DB_BLOB_FILE_BYTES_WRITTEN));
-  w.Field("blob_read_bytes", ticker(rocksdb::BLOB_DB_BLOB_FILE_BYTES_READ));
-  w.Field("blob_gc_relocated_bytes", ticker(rocksdb::BLOB_DB_GC_BYTES_RELOCATED));
-  w.Field("wal_bytes", ticker(rocksdb::WAL_FILE_BYTES));
-  w.Field("stall_micros", ticker(rocksdb::STALL_MICROS));
-  uint64_t bg_errors = 0;
-  engine->db()->GetIntProperty("rocksdb.background-errors", &bg_errors);
-  w.Field("background_errors", static_cast<int64_t>(bg_errors));
-  uint64_t running = 0;
-  engine->db()->GetIntProperty("rocksdb.num-running-compactions", &running);
-  w.Field("running_compactions", static_cast<int64_t>(running));
-  w.Field("manual_compaction_running", engine->manual_compaction_running() ? 1 : 0);
-  w.Field("reclaimed_files", static_cast<int64_t>(engine->reclaimed_files()));
-  w.Field("latest_sequence", static_cast<int64_t>(engine->db()->GetLatestSequenceNumber()));
-  w.Field("crc32c", Crc32cImplementation());
 }
 
 struct SectionDef {
@@ -393,27 +484,97 @@ struct SectionDef {
   bool in_default;
 };
 
+// Redis 7.2's order; Basalt's rocksdb section comes last, where Redis puts module sections.
 const SectionDef kSections[] = {
-    {"server", ServerSection, true},     {"clients", ClientsSection, true},
-    {"memory", MemorySection, true},     {"persistence", PersistenceSection, true},
-    {"stats", StatsSection, true},       {"replication", ReplicationSection, true},
-    {"cpu", CpuSection, true},           {"commandstats", CommandStatsSection, false},
-    {"keyspace", KeyspaceSection, true}, {"rocksdb", RocksDbSection, true},
+    {"server", ServerSection, true},
+    {"clients", ClientsSection, true},
+    {"memory", MemorySection, true},
+    {"persistence", PersistenceSection, true},
+    {"stats", StatsSection, true},
+    {"replication", ReplicationSection, true},
+    {"cpu", CpuSection, true},
+    {"modules", ModulesSection, true},
+    {"commandstats", CommandStatsSection, false},
+    {"errorstats", ErrorStatsSection, true},
+    {"latencystats", LatencyStatsSection, false},
+    {"cluster", ClusterSection, true},
+    {"keyspace", KeyspaceSection, true},
+    {"rocksdb", RocksDbSection, true},
 };
 
 }  // namespace
+
+void InfoWriter::Fixed(const std::string& key, double value, int decimals) {
+  char buf[64];
+  snprintf(buf, sizeof(buf), "%.*f", decimals, value);
+  Field(key, std::string(buf));
+}
+
+std::string HumanBytes(int64_t n) {
+  char buf[64];
+  double d = static_cast<double>(n);
+  if (n < 1024) {
+    snprintf(buf, sizeof(buf), "%lldB", static_cast<long long>(n));
+  } else if (n < 1024 * 1024) {
+    snprintf(buf, sizeof(buf), "%.2fK", d / 1024);
+  } else if (n < 1024LL * 1024 * 1024) {
+    snprintf(buf, sizeof(buf), "%.2fM", d / (1024 * 1024));
+  } else if (n < 1024LL * 1024 * 1024 * 1024) {
+    snprintf(buf, sizeof(buf), "%.2fG", d / (1024.0 * 1024 * 1024));
+  } else {
+    snprintf(buf, sizeof(buf), "%.2fT", d / (1024.0 * 1024 * 1024 * 1024));
+  }
+  return buf;
+}
+
+std::string MemoryAllocatorName() {
+  const char* version = nullptr;
+  size_t len = sizeof(version);
+  if (mallctl != nullptr && mallctl("version", &version, &len, nullptr, 0) == 0 && version) {
+    std::string name = "jemalloc-";
+    name.append(version, strcspn(version, "-"));  // "5.3.0-0-g54eaed1..." -> "5.3.0"
+    return name;
+  }
+  return "libc";
+}
+
+MemoryFigures ReadMemoryFigures(ServerState& s) {
+  MemoryFigures m;
+  m.rss = ResidentBytes();
+  AllocatorFigures(&m);
+  m.used = m.allocator_allocated > 0 ? m.allocator_allocated : m.rss;
+  int64_t peak = g_peak_memory.load(std::memory_order_relaxed);
+  while (m.used > peak && !g_peak_memory.compare_exchange_weak(peak, m.used)) {
+  }
+  m.peak = std::max(peak, m.used);
+  m.startup = std::min(g_startup_memory.load(std::memory_order_relaxed), m.used);
+  m.total_system = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  for (const auto& session : s.clients.Snapshot()) {
+    m.clients_normal += static_cast<int64_t>(session->query_buffer_bytes.load() +
+                                             session->output_buffer_bytes.load());
+  }
+  Engine* engine = s.keyspace->engine();
+  m.block_cache = static_cast<int64_t>(engine->block_cache()->GetUsage());
+  uint64_t memtables = 0;
+  engine->db()->GetAggregatedIntProperty("rocksdb.cur-size-all-mem-tables", &memtables);
+  m.memtables = static_cast<int64_t>(memtables);
+  m.metadata_cache = engine->metadata_cache_stats().bytes;
+  m.member_filters = static_cast<int64_t>(s.keyspace->member_filters().stats().bytes);
+  return m;
+}
 
 std::string BuildInfo(ServerState& server, const std::vector<std::string>& argv) {
   std::set<std::string> wanted;
   bool all = false, defaults = argv.size() <= 1;
   for (size_t i = 1; i < argv.size(); i++) {
     std::string name = ToLower(argv[i]);
-    if (name == "all" || name == "everything")
+    if (name == "all" || name == "everything") {
       all = true;
-    else if (name == "default")
+    } else if (name == "default") {
       defaults = true;
-    else
-      wanted.insert(name);
+    } else {
+      wanted.insert(name == "module_list" ? "modules" : name);
+    }
   }
   InfoWriter w;
   for (const auto& section : kSections) {
@@ -421,6 +582,41 @@ std::string BuildInfo(ServerState& server, const std::vector<std::string>& argv)
     if (include) section.render(server, w);
   }
   return w.take();
+}
+
+Status InstallStatsConfigHooks(Config& config, ServerState& state) {
+  auto percentiles = ParsePercentiles(config.GetString("latency-tracking-info-percentiles"));
+  if (!percentiles.ok()) {
+    return Status::InvalidArgument("latency-tracking-info-percentiles: " +
+                                   percentiles.status().message());
+  }
+  MemoryFigures m;
+  AllocatorFigures(&m);
+  g_startup_memory = m.allocator_allocated > 0 ? m.allocator_allocated : ResidentBytes();
+  state.latency_tracking = config.GetBool("latency-tracking");
+  state.latency_monitor_threshold_ms = config.GetInt("latency-monitor-threshold");
+  config.AddApplyHook("latency-tracking",
+                      [&state](const std::string& name, const std::string& value) -> Status {
+                        if (name == "latency-tracking") {
+                          state.latency_tracking = value == "yes";
+                        } else if (name == "latency-tracking-info-percentiles") {
+                          auto parsed = ParsePercentiles(value);
+                          if (!parsed.ok()) return parsed.status();
+                        }
+                        return Status::OK();
+                      });
+  config.AddApplyHook("latency-monitor-threshold",
+                      [&state](const std::string&, const std::string& value) {
+                        state.latency_monitor_threshold_ms = std::stoll(value);
+                        return Status::OK();
+                      });
+  return Status::OK();
+}
+
+void ResetServerStats(ServerState& state) {
+  state.counters.Reset();
+  state.command_stats.Reset();
+  ProcessErrorStats().Reset();
 }
 
 }  // namespace basalt

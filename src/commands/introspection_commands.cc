@@ -1,6 +1,7 @@
 // COMMAND and its subcommands, answered from the command table. Commands disabled by
 // rename-command are not listed; renamed ones are found under their new name and, as in Redis,
 // described under their original one.
+#include "commands/acl_check.h"
 #include "commands/command_util.h"
 #include "security/acl_catalog.h"
 
@@ -97,14 +98,54 @@ void ReplyAllCommandInfo(CommandContext& c) {
   for (const auto* spec : table.callable()) ReplyCommandInfo(c.reply, *spec);
 }
 
-// Like Redis 7, the list names subcommands too ("config|get").
+// COMMAND LIST [FILTERBY MODULE <name> | ACLCAT <category> | PATTERN <pattern>]. Like Redis 7,
+// the list names subcommands too ("config|get"); no command belongs to a module, and an
+// unknown category matches nothing.
 void CommandList(CommandContext& c) {
+  enum class Filter { kNone, kModule, kAclCat, kPattern } filter = Filter::kNone;
+  std::string arg;
+  for (size_t i = 2; i < c.argc(); i += 3) {
+    if (!EqualsIgnoreCase(c.arg(i), "filterby") || c.argc() - 1 - i != 2) {
+      return c.reply.Error(kSyntaxError);
+    }
+    std::string type = ToLower(c.arg(i + 1));
+    if (type == "module") {
+      filter = Filter::kModule;
+    } else if (type == "aclcat") {
+      filter = Filter::kAclCat;
+    } else if (type == "pattern") {
+      filter = Filter::kPattern;
+    } else {
+      return c.reply.Error(kSyntaxError);
+    }
+    arg = c.arg(i + 2);
+  }
+  const uint64_t category = filter == Filter::kAclCat ? AclCategoryByName(arg) : 0;
+  auto listed = [&](const std::string& name, std::string_view categories) {
+    switch (filter) {
+      case Filter::kNone:
+        return true;
+      case Filter::kModule:
+        return false;
+      case Filter::kAclCat: {
+        uint64_t bits = 0;
+        ParseAclCategories(categories, &bits);
+        return (bits & category) != 0;
+      }
+      case Filter::kPattern:
+        return GlobMatch(arg, name, true);
+    }
+    return false;
+  };
   const CommandTable& table = CommandTable::Get();
   std::vector<std::string> names;
   for (const auto* spec : table.callable()) {
-    names.emplace_back(spec->name);
+    if (listed(spec->name, spec->acl_categories)) names.emplace_back(spec->name);
     for (const SubcommandSpec& s : table.Subcommands(*spec)) {
-      names.push_back(std::string(spec->name) + "|" + s.name);
+      std::string full = std::string(spec->name) + "|" + s.name;
+      if (listed(full, std::string_view(s.acl_categories, s.acl_categories_len))) {
+        names.push_back(std::move(full));
+      }
     }
   }
   c.reply.Array(names.size());
@@ -151,6 +192,48 @@ void CommandGetKeys(CommandContext& c) {
   for (size_t i : indexes) c.reply.Bulk(argv[i]);
 }
 
+// COMMAND GETKEYSANDFLAGS: each key with the flags of Redis's key specifications, derived from
+// how the command uses the key (acl_check.h): a read is RO access, a write OW update, both RW
+// access update, a look at existence or metadata RO. Redis's finer flags (RM delete, RW insert)
+// are not told apart.
+void CommandGetKeysAndFlags(CommandContext& c) {
+  std::vector<std::string> argv(c.argv.begin() + 2, c.argv.end());
+  const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
+  if (spec == nullptr) return c.reply.Error("ERR Invalid command specified");
+  int n = static_cast<int>(argv.size());
+  if ((spec->arity > 0 && n != spec->arity) || n < -spec->arity)
+    return c.reply.Error("ERR Invalid number of arguments specified for command");
+  auto indexes = CommandTable::KeyIndexes(*spec, argv);
+  if (indexes.empty()) return c.reply.Error("ERR The command has no key arguments");
+  c.reply.Array(indexes.size());
+  for (size_t nth = 0; nth < indexes.size(); nth++) {
+    c.reply.Array(2);
+    c.reply.Bulk(argv[indexes[nth]]);
+    switch (AclKeyAccessOf(*spec, argv, nth)) {
+      case kAclKeyRead:
+        c.reply.Set(2);
+        c.reply.Simple("RO");
+        c.reply.Simple("access");
+        break;
+      case kAclKeyWrite:
+        c.reply.Set(2);
+        c.reply.Simple("OW");
+        c.reply.Simple("update");
+        break;
+      case kAclKeyReadWrite:
+        c.reply.Set(3);
+        c.reply.Simple("RW");
+        c.reply.Simple("access");
+        c.reply.Simple("update");
+        break;
+      default:
+        c.reply.Set(1);
+        c.reply.Simple("RO");
+        break;
+    }
+  }
+}
+
 void CommandHelp(CommandContext& c) {
   static const std::string kHelp[] = {
       "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -166,6 +249,8 @@ void CommandHelp(CommandContext& c) {
       "    Return documentation details about multiple Redis commands.",
       "GETKEYS <full-command>",
       "    Return the keys from a full Redis command.",
+      "GETKEYSANDFLAGS <full-command>",
+      "    Return the keys and the access flags from a full Redis command.",
       "HELP",
       "    Print this help."};
   c.reply.SimpleLines(kHelp);
@@ -176,10 +261,11 @@ void CommandCommand(CommandContext& c) {
   std::string sub = ToLower(c.arg(1));
   if (sub == "count" && c.argc() == 2)
     return c.reply.Integer(static_cast<int64_t>(CommandTable::Get().callable().size()));
-  if (sub == "list" && c.argc() == 2) return CommandList(c);
+  if (sub == "list") return CommandList(c);
   if (sub == "info") return CommandInfo(c);
   if (sub == "docs") return CommandDocs(c);
   if (sub == "getkeys" && c.argc() >= 3) return CommandGetKeys(c);
+  if (sub == "getkeysandflags") return CommandGetKeysAndFlags(c);
   if (sub == "help" && c.argc() == 2) return CommandHelp(c);
   c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +
                 "'. Try COMMAND HELP.");
@@ -188,7 +274,7 @@ void CommandCommand(CommandContext& c) {
 const std::vector<CommandSpec> kIntrospectionCommands = {
     {"command", -1, kCmdLoading | kCmdStale, 0, 0, 0, CommandCommand, "server",
      "Returns detailed information about all commands.", "@slow @connection", nullptr,
-     "count:2 list:-2 info:-2 docs:-2 getkeys:-4 help:2"},
+     "count:2 list:-2 info:-2 docs:-2 getkeys:-4 getkeysandflags:-4 help:2"},
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/strutil.h"
+#include "stats/error_stats.h"
 
 namespace basalt {
 
@@ -72,6 +73,12 @@ void Reply::SimpleLines(std::span<const std::string> lines) {
 }
 
 void Reply::Error(std::string_view msg) {
+  RecordErrorReply(msg);
+  ErrorNotCounted(msg);
+}
+
+void Reply::ErrorNotCounted(std::string_view msg) {
+  NoteFailedCall();
   out_->push_back('-');
   // An error line must not break the framing: newlines become spaces, as Redis does.
   for (char c : msg) out_->push_back(c == '\r' || c == '\n' ? ' ' : c);

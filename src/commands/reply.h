@@ -30,6 +30,9 @@ class Reply {
   void Ok() { out_->append("+OK\r\n"); }
   // `msg` is the full error line without '-' ("ERR ...", "WRONGTYPE ...").
   void Error(std::string_view msg);
+  // An error already counted in the error statistics where it was first made (a script passing
+  // on the error of a command it called): it still makes the current command a failed call.
+  void ErrorNotCounted(std::string_view msg);
   void Integer(int64_t v);
   void Bulk(std::string_view s);
   void Null();       // absent value: RESP2 "$-1", RESP3 "_"

@@ -60,14 +60,7 @@ void ConfigCommand(CommandContext& c) {
   if (sub == "get" && c.argc() >= 3) return ConfigGet(c);
   if (sub == "set") return ConfigSet(c);
   if (sub == "resetstat" && c.argc() == 2) {
-    c.server.counters.Reset();
-    for (auto& cc : c.server.command_counters) {
-      cc.calls = 0;
-      cc.usec = 0;
-      cc.rejected = 0;
-      cc.failed = 0;
-    }
-    c.server.slowlog.Reset();
+    ResetServerStats(c.server);
     return c.reply.Ok();
   }
   if (sub == "rewrite" && c.argc() == 2) {
@@ -137,8 +130,13 @@ Status FlushMemtables(CommandContext& c) {
   rocksdb::FlushOptions fo;
   for (int i = 0; i < kColumnFamilyCount; i++) {
     rocksdb::Status s = engine->db()->Flush(fo, engine->cf(static_cast<ColumnFamily>(i)));
-    if (!s.ok()) return Status::RedisError("ERR " + s.ToString());
+    if (!s.ok()) {
+      c.server.counters.last_save_ok = false;
+      return Status::RedisError("ERR " + s.ToString());
+    }
   }
+  c.server.counters.rdb_saves.fetch_add(1, std::memory_order_relaxed);
+  c.server.counters.last_save_ok = true;
   c.server.last_save_unix = time(nullptr);
   return Status::OK();
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands/blocking.h"
+#include "commands/command_table.h"
 #include "commands/offload.h"
 #include "commands/pubsub.h"
 #include "commands/script_guard.h"
@@ -20,7 +21,9 @@
 #include "repl/replication.h"
 #include "security/acl_log.h"
 #include "security/acl_store.h"
+#include "stats/command_stats.h"
 #include "stats/counters.h"
+#include "stats/latency_monitor.h"
 #include "stats/slowlog.h"
 #include "types/expirer.h"
 #include "types/keyspace.h"
@@ -58,7 +61,12 @@ struct ServerState {
   ClientRegistry clients;
   SlowLog slowlog;
   ServerCounters counters;
-  std::vector<CommandCounters> command_counters;  // indexed like CommandTable::all()
+  CommandStats command_stats{CommandTable::Get().StatSlotCount()};  // CommandTable::StatSlotOf
+  LatencyMonitor latency_monitor;
+  // latency-tracking and latency-monitor-threshold (ms), read by every command: kept here as
+  // atomics by the apply hooks InstallStatsConfigHooks() registers (commands/info.h).
+  std::atomic<bool> latency_tracking{true};
+  std::atomic<int64_t> latency_monitor_threshold_ms{0};
   ScanCursors scan_cursors;
   BlockingRegistry blocking;
   ScriptGuard script_guard;

@@ -50,6 +50,12 @@ class CommandClock {
     return static_cast<int64_t>(static_cast<double>(end - start) * Rate().micros_per_tick);
   }
 
+  // Nanoseconds from `start` to `end` (0 if `end` is earlier).
+  static uint64_t NanosBetween(uint64_t start, uint64_t end) {
+    if (end <= start) return 0;
+    return static_cast<uint64_t>(static_cast<double>(end - start) * Rate().micros_per_tick * 1000);
+  }
+
   // Whether ticks are the time-stamp counter's, and how many make a microsecond (measured once,
   // against the monotonic clock, over a few milliseconds at the first use).
   static bool CountsCpuTicks() {

@@ -145,6 +145,14 @@ const std::vector<ConfigKey> kKeys = {
      "oldest share of blob files eligible for GC"},
     {"rocksdb.blob-gc-force-threshold", ConfigKind::kDouble, "0.8", true, 0, 0, "",
      "garbage ratio that forces compaction of the oldest blob files"},
+    // --- Introspection: INFO latencystats, LATENCY (h-info branch) ---
+    {"latency-tracking", ConfigKind::kBool, "yes", true, 0, 0, "",
+     "keep a latency histogram per command (INFO latencystats, LATENCY HISTOGRAM)"},
+    {"latency-tracking-info-percentiles", ConfigKind::kString, "50 99 99.9", true, 0, 0, "",
+     "percentiles INFO latencystats prints, space separated, each 0 to 100"},
+    {"latency-monitor-threshold", ConfigKind::kInt, "0", true, 0, INT64_MAX, "",
+     "ms from which LATENCY records a command as a latency event (0 = off)"},
+    // --- end of the introspection block ---
 };
 
 // Old names Redis still accepts, resolved to the key they stand for.

@@ -143,6 +143,7 @@ void Connection::Flush(std::string& out) {
   if (out.empty()) return;
   worker_->state()->counters.net_output_bytes.fetch_add(static_cast<int64_t>(out.size()),
                                                         std::memory_order_relaxed);
+  worker_->state()->counters.writes_processed.fetch_add(1, std::memory_order_relaxed);
   // Write straight to the socket when nothing is queued before this reply, as Redis does:
   // handing it to the bufferevent would register interest in writability (an epoll_ctl), wait
   // for the next loop turn and deregister again, for every reply. Only what the socket does
@@ -213,6 +214,7 @@ void Connection::HandleInput() {
   size_t len = ReadSocket(&peer_gone);
   if (peer_gone) return Close();
   state->counters.net_input_bytes.fetch_add(static_cast<int64_t>(len), std::memory_order_relaxed);
+  if (len > 0) state->counters.reads_processed.fetch_add(1, std::memory_order_relaxed);
   session_->query_buffer_bytes = reader_.buffered();
   if (static_cast<int64_t>(reader_.buffered()) >
       state->config->client_query_buffer_limit.load(std::memory_order_relaxed)) {
@@ -410,6 +412,9 @@ void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
   Session& session = *self->session_;
   if (!session.block.active) return;
   self->worker_->state()->blocking.Unblock(session);
+  std::vector<std::string> argv = std::move(session.block.argv);
+  session.block.active = false;
+  AccountTimedOutBlock(*self->worker_->state(), session, argv);
   std::string out;
   Reply reply(&out, session.resp);
   if (session.block.timeout_reply) {

@@ -98,6 +98,18 @@ void PushErrorTable(lua_State* L, std::string_view text) {
   lua_settable(L, -3);
 }
 
+void ReplyErrorTable(lua_State* L, const std::string& text, Reply& reply) {
+  lua_pushstring(L, kErrorCountedField);
+  lua_rawget(L, -2);
+  bool counted = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  if (counted) {
+    reply.ErrorNotCounted(text);
+  } else {
+    reply.Error(text);
+  }
+}
+
 void PushReplyAsLua(lua_State* L, std::string_view* in) {
   EnsureStack(L, 3);
   if (in->empty()) return lua_pushnil(L);
@@ -111,7 +123,13 @@ void PushReplyAsLua(lua_State* L, std::string_view* in) {
     case '-': {
       std::string text("-");  // built with append: GCC 12 warns falsely on "lit" + string
       text.append(line);
-      return PushErrorTable(L, text);
+      PushErrorTable(L, text);
+      // The command that replied it has counted it in the error statistics: a script that
+      // passes it on does not count it again (ReplyErrorTable).
+      lua_pushstring(L, kErrorCountedField);
+      lua_pushboolean(L, 1);
+      lua_settable(L, -3);
+      return;
     }
     case ':':
       return lua_pushnumber(L, static_cast<lua_Number>(LineInteger(line)));
@@ -266,7 +284,10 @@ bool ReplyVerbatimField(lua_State* L, Reply& reply) {
 // Handles the single-field tables; true if the table (still on top) was one.
 bool ReplySpecialTable(lua_State* L, Reply& reply, int script_resp) {
   if (FieldOfType(L, "err", LUA_TSTRING)) {
-    reply.Error(lua_tostring(L, -1));
+    std::string text = lua_tostring(L, -1);
+    lua_pop(L, 1);
+    ReplyErrorTable(L, text, reply);
+    lua_pushnil(L);  // stands for the field the other branches leave on top
   } else if (FieldOfType(L, "ok", LUA_TSTRING)) {
     reply.Simple(SpacesForNewlines(lua_tostring(L, -1)));
   } else if (FieldOfType(L, "double", LUA_TNUMBER)) {

@@ -33,6 +33,14 @@ void ReplyFromLua(lua_State* L, Reply& reply, int script_resp);
 // first word) or a bare message, which gets the code ERR. Trailing CR/LF are trimmed.
 void PushErrorTable(lua_State* L, std::string_view text);
 
+// Set (true) in the error table of a command's error reply that redis.call/pcall returns: that
+// error is already in the error statistics (Redis's name for the field).
+inline constexpr const char* kErrorCountedField = "ignore_error_stats_update";
+
+// Replies `text` as an error for the error table on top of the stack (left there): counted in
+// the error statistics unless the table carries kErrorCountedField.
+void ReplyErrorTable(lua_State* L, const std::string& text, Reply& reply);
+
 // Lua number -> integer reply, as Redis's (long long) cast behaves on x86-64: out of range and
 // NaN give INT64_MIN.
 int64_t LuaNumberToInteger(double v);

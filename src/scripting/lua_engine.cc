@@ -54,6 +54,12 @@ int ScriptErrorHandler(lua_State* L) {
     lua_pushlstring(L, text.data(), text.size());
   }
   lua_rawset(L, -3);
+  if (lua_istable(L, 1)) {
+    lua_pushstring(L, kErrorCountedField);
+    lua_pushstring(L, kErrorCountedField);
+    lua_rawget(L, 1);
+    lua_rawset(L, -3);
+  }
   if (have) {
     lua_pushstring(L, "source");
     lua_pushstring(L, ar.source);
@@ -86,7 +92,7 @@ void ReplyScriptError(lua_State* L, const ScriptRun& run, Reply& reply) {
   auto source = field("source");
   auto line = field("line");
   if (source && line) text += " script: " + run.sha + ", on " + *source + ":" + *line + ".";
-  reply.Error(text);
+  ReplyErrorTable(L, text, reply);
 }
 
 void PushStringArray(lua_State* L, const std::vector<std::string>& items) {

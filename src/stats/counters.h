@@ -1,4 +1,5 @@
-// Server-wide counters behind INFO stats, INFO commandstats and CONFIG RESETSTAT.
+// Server-wide counters behind INFO stats and CONFIG RESETSTAT (per-command ones are in
+// command_stats.h, error replies in error_stats.h).
 #pragma once
 
 #include <atomic>
@@ -14,7 +15,6 @@ struct ServerCounters {
   std::atomic<int64_t> net_output_bytes{0};
   std::atomic<int64_t> keyspace_hits{0};
   std::atomic<int64_t> keyspace_misses{0};
-  std::atomic<int64_t> error_replies{0};
   std::atomic<int64_t> query_buffer_disconnections{0};
   std::atomic<int64_t> reply_size_disconnections{0};
   // Pipelined writes committed together (commands/dispatcher.h): groups of two or more, and
@@ -25,6 +25,18 @@ struct ServerCounters {
   std::atomic<int64_t> delegated_commands{0};
   // Connections that moved to the worker their writes kept being handed to (net/worker.h).
   std::atomic<int64_t> moved_connections{0};
+  // Socket reads that returned data, and flushes of replies (Redis's total_reads_processed and
+  // total_writes_processed).
+  std::atomic<int64_t> reads_processed{0};
+  std::atomic<int64_t> writes_processed{0};
+  // Commands, logins and keys/channels the ACL refused (acl_access_denied_*).
+  std::atomic<int64_t> acl_denied_auth{0};
+  std::atomic<int64_t> acl_denied_cmd{0};
+  std::atomic<int64_t> acl_denied_key{0};
+  std::atomic<int64_t> acl_denied_channel{0};
+  // SAVE/BGSAVE runs (memtable flushes) and whether the last one worked.
+  std::atomic<int64_t> rdb_saves{0};
+  std::atomic<bool> last_save_ok{true};
 
   void Reset() {
     connections_received = 0;
@@ -34,22 +46,20 @@ struct ServerCounters {
     net_output_bytes = 0;
     keyspace_hits = 0;
     keyspace_misses = 0;
-    error_replies = 0;
     query_buffer_disconnections = 0;
     reply_size_disconnections = 0;
     grouped_commits = 0;
     grouped_commands = 0;
     delegated_commands = 0;
     moved_connections = 0;
+    reads_processed = 0;
+    writes_processed = 0;
+    acl_denied_auth = 0;
+    acl_denied_cmd = 0;
+    acl_denied_key = 0;
+    acl_denied_channel = 0;
+    rdb_saves = 0;
   }
-};
-
-// Per-command call counts and time, indexed by the command's position in the table.
-struct CommandCounters {
-  std::atomic<int64_t> calls{0};
-  std::atomic<int64_t> usec{0};
-  std::atomic<int64_t> rejected{0};
-  std::atomic<int64_t> failed{0};
 };
 
 }  // namespace basalt

@@ -1,0 +1,205 @@
+"""MEMORY and LATENCY: reply shapes and errors as Redis 7.2 gives them, and figures that follow
+what the server did."""
+import time
+
+import pytest
+import redis
+
+from helpers import raises, arity
+
+BUSY_LOOP = "local i = 0 while i < 3000000 do i = i + 1 end return i"
+
+MEMORY_STATS_KEYS = [
+    "peak.allocated", "total.allocated", "startup.allocated", "replication.backlog",
+    "clients.slaves", "clients.normal", "cluster.links", "aof.buffer", "lua.caches",
+    "functions.caches", "overhead.total", "keys.count", "keys.bytes-per-key", "dataset.bytes",
+    "dataset.percentage", "peak.percentage", "allocator.allocated", "allocator.active",
+    "allocator.resident", "allocator-fragmentation.ratio", "allocator-fragmentation.bytes",
+    "allocator-rss.ratio", "allocator-rss.bytes", "rss-overhead.ratio", "rss-overhead.bytes",
+    "fragmentation", "fragmentation.bytes"]
+
+
+def pairs(flat):
+    return dict(zip(flat[::2], flat[1::2]))
+
+
+# --------------------------------------------------------------------------
+# MEMORY
+# --------------------------------------------------------------------------
+def test_memory_usage_of_a_string_grows_with_its_value(r):
+    assert r.memory_usage("missing") is None
+    r.set("small", "v")
+    r.set("large", "x" * 20000)
+    small, large = r.memory_usage("small"), r.memory_usage("large")
+    assert 0 < small < 200
+    assert 20000 <= large <= 21000 + small
+
+
+def test_memory_usage_samples_a_collection(r):
+    r.hset("h", mapping={"field:%04d" % i: "value:%04d" % i for i in range(1000)})
+    exact = r.memory_usage("h", samples=0)
+    sampled = r.memory_usage("h")
+    # 1000 fields of ~20 bytes each
+    assert 20000 <= exact <= 200000
+    assert exact / 2 <= sampled <= exact * 2
+    r.rpush("l", *range(100))
+    r.zadd("z", {"m%d" % i: i for i in range(100)})
+    r.sadd("s", *range(100))
+    for key in ("l", "z", "s"):
+        assert r.memory_usage(key, samples=0) > 100 * 2, key
+
+
+def test_memory_usage_errors(r):
+    r.set("k", "v")
+    raises(r, arity("memory|usage"), "MEMORY", "USAGE")
+    raises(r, "ERR syntax error", "MEMORY", "USAGE", "k", "SAMPLES", "-1")
+    raises(r, "ERR syntax error", "MEMORY", "USAGE", "k", "FOO")
+    raises(r, "ERR syntax error", "MEMORY", "USAGE", "k", "SAMPLES")
+    raises(r, "ERR value is not an integer or out of range",
+           "MEMORY", "USAGE", "k", "SAMPLES", "x")
+    raises(r, "ERR unknown subcommand 'foo'. Try MEMORY HELP.", "MEMORY", "foo")
+    raises(r, arity("memory|stats"), "MEMORY", "STATS", "x")
+    raises(r, arity("memory"), "MEMORY")
+
+
+def test_memory_stats_has_redis_keys(rr):
+    rr.execute_command("SET", "k", "v")
+    stats = pairs(rr.execute_command("MEMORY", "STATS"))
+    for key in MEMORY_STATS_KEYS:
+        assert key in stats, key
+    assert "db.0" in stats
+    assert int(stats["keys.count"]) == 1
+    assert int(stats["peak.allocated"]) >= int(stats["total.allocated"]) > 0
+
+
+def test_memory_stats_resp3_is_a_map(r3):
+    stats = r3.execute_command("MEMORY", "STATS")
+    assert isinstance(stats, dict)
+    assert set(MEMORY_STATS_KEYS) <= {k.decode() if isinstance(k, bytes) else k for k in stats}
+
+
+def test_memory_doctor_purge_malloc_stats_help(rr):
+    assert isinstance(rr.execute_command("MEMORY", "DOCTOR"), str)
+    assert rr.execute_command("MEMORY", "PURGE") == "OK"
+    assert len(rr.execute_command("MEMORY", "MALLOC-STATS")) > 0
+    lines = rr.execute_command("MEMORY", "HELP")
+    assert lines[0].startswith("MEMORY <subcommand>")
+    assert any(line.startswith("USAGE <key> [SAMPLES <count>]") for line in lines)
+
+
+# --------------------------------------------------------------------------
+# LATENCY
+# --------------------------------------------------------------------------
+def test_latency_events_record_slow_commands(r, rr):
+    try:
+        r.config_set("latency-monitor-threshold", 1)
+        rr.execute_command("LATENCY", "RESET")
+        assert rr.execute_command("LATENCY", "LATEST") == []
+        r.eval(BUSY_LOOP, 0)
+        latest = rr.execute_command("LATENCY", "LATEST")
+        assert len(latest) == 1
+        event, when, last, worst = latest[0]
+        assert event == "command"
+        assert abs(when - time.time()) < 5
+        assert 1 <= last <= worst
+        history = rr.execute_command("LATENCY", "HISTORY", "command")
+        assert len(history) == 1 and history[0] == [when, last]
+        assert rr.execute_command("LATENCY", "HISTORY", "nosuchevent") == []
+        graph = rr.execute_command("LATENCY", "GRAPH", "command")
+        assert graph.startswith("command - high %d ms, low %d ms" % (last, last))
+        doctor = rr.execute_command("LATENCY", "DOCTOR")
+        assert "1. command: 1 latency spikes" in doctor
+        assert rr.execute_command("LATENCY", "RESET", "nosuchevent") == 0
+        assert rr.execute_command("LATENCY", "RESET", "command") == 1
+        assert rr.execute_command("LATENCY", "LATEST") == []
+    finally:
+        r.config_set("latency-monitor-threshold", 0)
+
+
+def test_latency_monitor_off_records_nothing(r, rr):
+    r.config_set("latency-monitor-threshold", 0)
+    rr.execute_command("LATENCY", "RESET")
+    r.eval(BUSY_LOOP, 0)
+    assert rr.execute_command("LATENCY", "LATEST") == []
+    assert rr.execute_command("LATENCY", "DOCTOR").startswith("I'm sorry, Dave")
+
+
+def test_latency_errors(r):
+    raises(r, "ERR No samples available for event 'foo'", "LATENCY", "GRAPH", "foo")
+    raises(r, "ERR unknown subcommand 'foo'. Try LATENCY HELP.", "LATENCY", "foo")
+    raises(r, arity("latency|history"), "LATENCY", "HISTORY")
+    raises(r, arity("latency|latest"), "LATENCY", "LATEST", "x")
+    raises(r, arity("latency"), "LATENCY")
+
+
+def test_latency_histogram_resp2(r, rr):
+    r.config_resetstat()
+    for _ in range(3):
+        r.set("a", "b")
+    r.client_id()
+    reply = pairs(rr.execute_command("LATENCY", "HISTOGRAM", "set", "client", "nosuchcommand"))
+    # a new redis-py connection also sends CLIENT SETINFO
+    assert {"set", "client|id"} <= set(reply)
+    assert all(name == "set" or name.startswith("client|") for name in reply)
+    hist = pairs(reply["set"])
+    assert hist["calls"] == 3
+    buckets = pairs(hist["histogram_usec"])
+    counts = list(buckets.values())
+    assert counts == sorted(counts) and counts[-1] == 3  # cumulative
+    assert all(b & (b - 1) == 0 or b in (65, 131, 262, 524) or b > 1000 for b in buckets)
+    everything = pairs(rr.execute_command("LATENCY", "HISTOGRAM"))
+    assert {"set", "client|id", "config|resetstat"} <= set(everything)
+    r.config_resetstat()
+    assert rr.execute_command("LATENCY", "HISTOGRAM", "set") == []
+
+
+def test_latency_histogram_resp3(r, r3):
+    r.config_resetstat()
+    r.set("a", "b")
+    reply = r3.execute_command("LATENCY", "HISTOGRAM", "set")
+    key = next(iter(reply))
+    assert key in ("set", b"set")
+    hist = reply[key]
+    calls = hist.get("calls", hist.get(b"calls"))
+    assert calls == 1
+    buckets = hist.get("histogram_usec", hist.get(b"histogram_usec"))
+    assert isinstance(buckets, dict) and list(buckets.values()) == [1]
+
+
+def test_latency_help(rr):
+    lines = rr.execute_command("LATENCY", "HELP")
+    assert lines[0].startswith("LATENCY <subcommand>")
+    assert "HISTOGRAM [COMMAND ...]" in lines
+
+
+# --------------------------------------------------------------------------
+# COMMAND LIST FILTERBY, COMMAND GETKEYSANDFLAGS
+# --------------------------------------------------------------------------
+def test_command_list_filters(rr):
+    everything = set(rr.execute_command("COMMAND", "LIST"))
+    assert {"get", "client|list", "config|get"} <= everything
+    by_pattern = rr.execute_command("COMMAND", "LIST", "FILTERBY", "PATTERN", "client|*")
+    assert by_pattern and all(name.startswith("client|") for name in by_pattern)
+    assert "client|list" in by_pattern
+    assert set(rr.execute_command("COMMAND", "LIST", "FILTERBY", "PATTERN", "GE?")) == {"get"}
+    hyperloglog = set(rr.execute_command("COMMAND", "LIST", "FILTERBY", "ACLCAT", "hyperloglog"))
+    assert {"pfadd", "pfcount", "pfmerge"} <= hyperloglog and "get" not in hyperloglog
+    assert rr.execute_command("COMMAND", "LIST", "FILTERBY", "ACLCAT", "nosuchcat") == []
+    assert rr.execute_command("COMMAND", "LIST", "FILTERBY", "MODULE", "nosuchmodule") == []
+    raises(rr, "ERR syntax error", "COMMAND", "LIST", "FILTERBY")
+    raises(rr, "ERR syntax error", "COMMAND", "LIST", "FILTERBY", "FOO", "x")
+    raises(rr, "ERR syntax error", "COMMAND", "LIST", "foo", "bar", "baz")
+
+
+def test_command_getkeysandflags(rr):
+    def flags(*cmd):
+        return [[key, sorted(f)] for key, f in
+                rr.execute_command("COMMAND", "GETKEYSANDFLAGS", *cmd)]
+    assert flags("GET", "k") == [["k", ["RO", "access"]]]
+    assert flags("MGET", "a", "b") == [["a", ["RO", "access"]], ["b", ["RO", "access"]]]
+    assert flags("SET", "k", "v") == [["k", ["OW", "update"]]]
+    assert flags("INCR", "k") == [["k", ["RW", "access", "update"]]]
+    assert flags("EXISTS", "k") == [["k", ["RO"]]]
+    raises(rr, arity("command|getkeysandflags"), "COMMAND", "GETKEYSANDFLAGS", "GET")
+    raises(rr, "ERR Invalid command specified", "COMMAND", "GETKEYSANDFLAGS", "NOSUCH", "x")
+    raises(rr, "ERR The command has no key arguments", "COMMAND", "GETKEYSANDFLAGS", "PING", "x")
