@@ -130,6 +130,8 @@ void GeoaddCommand(CommandContext& c) {
     }
   }
   w.Finish();
+  // GEOADD is ZADD underneath in Redis, and notifies as ZADD does.
+  if (added + updated != 0) Notify(c, notify::kZset, "zadd", c.arg(1));
   c.reply.Integer(ch ? added + updated : added);
 }
 
@@ -413,6 +415,12 @@ void StorePoints(CommandContext& c, const std::vector<GeoPoint>& points, const S
     w.Put(p.member, q.storedist ? p.dist / q.shape.to_meters : p.score, nullptr);
   }
   w.Finish();
+  if (!stored.empty()) {
+    // GEOSEARCHSTORE names its destination first; GEORADIUS names it after STORE.
+    Notify(c, notify::kZset, q.store_key == 1 ? "geosearchstore" : "georadiusstore", dst);
+  } else if (old->live()) {
+    Notify(c, notify::kGeneric, "del", dst);
+  }
   c.reply.Integer(static_cast<int64_t>(stored.size()));
 }
 

@@ -79,6 +79,7 @@ void PfaddCommand(CommandContext& c) {
   for (size_t i = 2; i < c.argc(); i++) changed |= hll::Add(&registers, c.arg(i));
   if (!changed && k->exists()) return c.reply.Integer(0);
   StoreHll(c, c.arg(1), Serialize(c, *k, registers, false), k->state);
+  Notify(c, notify::kString, "pfadd", c.arg(1));
   c.reply.Integer(1);
 }
 
@@ -130,6 +131,7 @@ void PfmergeCommand(CommandContext& c) {
     dense_input |= hll::EncodingOf(k->bytes) == hll::Encoding::kDense;
   }
   StoreHll(c, c.arg(1), Serialize(c, *dest, merged, dense_input), dest->state);
+  Notify(c, notify::kString, "pfadd", c.arg(1));
   c.reply.Ok();
 }
 

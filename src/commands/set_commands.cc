@@ -48,6 +48,7 @@ void SAddCommand(CommandContext& c) {
     added++;
   }
   w.Finish();
+  if (added != 0) Notify(c, notify::kSet, "sadd", c.arg(1));
   c.reply.Integer(added);
 }
 
@@ -66,6 +67,11 @@ void SRemCommand(CommandContext& c) {
     removed++;
   }
   w.Finish();
+  if (removed != 0) {
+    Notify(c, notify::kSet, "srem", c.arg(1));
+    if (static_cast<uint64_t>(removed) >= state->meta.size)
+      Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(removed);
 }
 
@@ -151,6 +157,8 @@ void SPopCommand(CommandContext& c) {
     picked = PopRandomMembers(c.ctx, c.db(), c.arg(1), *state, n);
     if (ReplyIfError(c, picked.status())) return;
   }
+  Notify(c, notify::kSet, "spop", c.arg(1));
+  if (picked->size() >= state->meta.size) Notify(c, notify::kGeneric, "del", c.arg(1));
   if (!count) return picked->empty() ? c.reply.Null() : c.reply.Bulk(picked->front().name);
   c.reply.Set(picked->size());
   for (const auto& m : *picked) c.reply.Bulk(m.name);
@@ -203,10 +211,13 @@ void SMoveCommand(CommandContext& c) {
   CollectionWriter from(c.ctx, c.db(), src_key, *src, kSet);
   from.Remove(member);
   from.Finish();
+  Notify(c, notify::kSet, "srem", src_key);
+  if (src->meta.size == 1) Notify(c, notify::kGeneric, "del", src_key);
   if (!in_dst) {
     CollectionWriter to(c.ctx, c.db(), dst_key, *dst, kSet);
     to.Put(member, "", true);
     to.Finish();
+    Notify(c, notify::kSet, "sadd", dst_key);
   }
   c.reply.Integer(1);
 }
@@ -317,6 +328,12 @@ void SetOpStoreGeneric(CommandContext& c, SetOp op) {
   auto w = CollectionWriter::Replace(c.ctx, c.db(), c.arg(1), *dst, kSet);
   for (const auto& m : *result) w.Put(m, "", true);
   w.Finish();
+  if (!result->empty()) {
+    static constexpr const char* kEvents[] = {"sinterstore", "sunionstore", "sdiffstore"};
+    Notify(c, notify::kSet, kEvents[static_cast<int>(op)], c.arg(1));
+  } else if (dst->live()) {
+    Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(static_cast<int64_t>(result->size()));
 }
 

@@ -229,6 +229,9 @@ void Store(CommandContext& c, const std::string& key,
     std::vector<std::string_view> items;
     for (const auto& v : values) items.push_back(v ? std::string_view(*v) : std::string_view());
     ListPushTo(c.ctx, c.db(), key, KeyState{}, ListEnd::kRight, items);
+    Notify(c, notify::kList, "sortstore", key);
+  } else if (old->live()) {
+    Notify(c, notify::kGeneric, "del", key);
   }
   c.reply.Integer(static_cast<int64_t>(values.size()));
 }

@@ -40,6 +40,8 @@ std::optional<std::vector<ScoredMember>> PopMembers(CommandContext& c, const std
   ZsetWriter w(c.ctx, c.db(), key, state);
   w.Pop(*items, max);
   w.Finish();
+  Notify(c, notify::kZset, max ? "zpopmax" : "zpopmin", key);
+  if (n >= state.meta.size) Notify(c, notify::kGeneric, "del", key);
   return std::move(*items);
 }
 
@@ -197,6 +199,7 @@ void ZaddCommand(CommandContext& c) {
     }
   }
   w.Finish();
+  if (added + updated != 0) Notify(c, notify::kZset, f.incr ? "zincr" : "zadd", c.arg(1));
   if (f.incr) return done ? c.reply.Double(result) : c.reply.Null();
   c.reply.Integer(f.ch ? added + updated : added);
 }
@@ -214,6 +217,7 @@ void ZincrbyCommand(CommandContext& c) {
   double result = 0;
   if (!ZaddOne(c, w, f, c.arg(3), *incr, &added, &updated, &done, &result)) return;
   w.Finish();
+  if (added + updated != 0) Notify(c, notify::kZset, "zincr", c.arg(1));
   c.reply.Double(result);
 }
 
@@ -232,6 +236,11 @@ void ZremCommand(CommandContext& c) {
     removed++;
   }
   w.Finish();
+  if (removed != 0) {
+    Notify(c, notify::kZset, "zrem", c.arg(1));
+    if (static_cast<uint64_t>(removed) >= old->meta.size)
+      Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(removed);
 }
 

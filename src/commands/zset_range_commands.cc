@@ -193,6 +193,11 @@ void ZrangestoreCommand(CommandContext& c) {
   ZsetWriter w(c.ctx, c.db(), c.arg(1), *dst, /*replace=*/true);
   for (const auto& item : items) w.Put(item.member, item.score, nullptr);
   w.Finish();
+  if (!items.empty()) {
+    Notify(c, notify::kZset, "zrangestore", c.arg(1));
+  } else if (dst->live()) {
+    Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(static_cast<int64_t>(items.size()));
 }
 
@@ -223,6 +228,14 @@ void RemRangeGeneric(CommandContext& c, RangeType type) {
   ZsetWriter w(c.ctx, c.db(), c.arg(1), *state);
   for (const auto& item : *items) w.Remove(item.member, item.score);
   w.Finish();
+  if (!items->empty()) {
+    Notify(c, notify::kZset,
+           type == RangeType::kRank    ? "zremrangebyrank"
+           : type == RangeType::kScore ? "zremrangebyscore"
+                                       : "zremrangebylex",
+           c.arg(1));
+    if (items->size() >= state->meta.size) Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(static_cast<int64_t>(items->size()));
 }
 

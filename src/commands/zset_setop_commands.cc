@@ -262,6 +262,11 @@ void SetOpGeneric(CommandContext& c, SetOp op, bool store, bool card_only) {
   ZsetWriter w(c.ctx, c.db(), c.arg(1), *dst, /*replace=*/true);
   for (const auto& item : sorted) w.Put(item.member, item.score, nullptr);
   w.Finish();
+  if (!sorted.empty()) {
+    Notify(c, notify::kZset, CommandName(q), c.arg(1));
+  } else if (dst->live()) {
+    Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(static_cast<int64_t>(sorted.size()));
 }
 

@@ -145,6 +145,11 @@ const std::vector<ConfigKey> kKeys = {
      "oldest share of blob files eligible for GC"},
     {"rocksdb.blob-gc-force-threshold", ConfigKind::kDouble, "0.8", true, 0, 0, "",
      "garbage ratio that forces compaction of the oldest blob files"},
+    // --- keyspace notifications (h-notify): the class letters are parsed and validated by
+    // types/keyspace_events.cc through an apply hook that Keyspace::Open() registers. ---
+    {"notify-keyspace-events", ConfigKind::kString, "", true, 0, 0, "",
+     "keyspace notification classes (Redis's letters: K E g $ l s h z x e t m d n A)"},
+    // --- end of keyspace notifications ---
 };
 
 // Old names Redis still accepts, resolved to the key they stand for.
