@@ -211,6 +211,7 @@ void BitOpCommand(CommandContext& c) {
   for (size_t i = 3; i < c.argc(); i++) {
     auto state = LookupString(c, c.arg(i));
     if (!state) return;
+    CountHit(c, c.arg(i), state->live());
     values.emplace_back();
     if (!ReadStringValue(c, c.arg(i), *state, &values.back())) return;
     longest = std::max(longest, values.back().size());

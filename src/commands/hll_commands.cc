@@ -106,6 +106,7 @@ void PfcountCommand(CommandContext& c) {
   for (size_t i = 1; i < c.argc(); i++) {
     auto k = LoadHll(c, c.arg(i));
     if (!k) return;
+    CountHit(c, c.arg(i), k->exists());
     if (!k->exists()) continue;
     hll::Registers registers;
     if (!ReadRegistersOrReply(c, *k, &registers)) return;
@@ -123,6 +124,7 @@ void PfmergeCommand(CommandContext& c) {
   for (size_t i = 1; i < c.argc(); i++) {
     auto k = LoadHll(c, c.arg(i));
     if (!k) return;
+    CountHit(c, c.arg(i), k->exists());
     if (i == 1) dest = k;
     if (!k->exists()) continue;
     hll::Registers registers;

@@ -43,6 +43,7 @@ void ExistsCommand(CommandContext& c) {
   for (size_t i = 1; i < c.argc(); i++) {
     auto state = c.ctx.Lookup(c.db(), c.arg(i));
     if (ReplyIfError(c, state.status())) return;
+    CountHit(c, c.arg(i), state->live());
     if (state->live()) count++;
   }
   c.reply.Integer(count);
@@ -51,6 +52,7 @@ void ExistsCommand(CommandContext& c) {
 void TypeCommand(CommandContext& c) {
   auto state = c.ctx.Lookup(c.db(), c.arg(1));
   if (ReplyIfError(c, state.status())) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Simple(state->live() ? RedisTypeName(state->meta.type) : "none");
 }
 
@@ -125,6 +127,7 @@ void PExpireAtCommand(CommandContext& c) {
 void TtlGeneric(CommandContext& c, bool millis, bool absolute) {
   auto state = c.ctx.Lookup(c.db(), c.arg(1));
   if (ReplyIfError(c, state.status())) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Integer(-2);
   if (state->meta.expire_ms == 0) return c.reply.Integer(-1);
   int64_t ttl = absolute ? state->meta.expire_ms : state->meta.expire_ms - c.ctx.now_ms();

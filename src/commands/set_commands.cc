@@ -230,6 +230,7 @@ std::optional<std::vector<KeyState>> LookupSources(CommandContext& c, size_t fir
   for (size_t i = first; i < first + n; i++) {
     auto state = LookupSet(c, c.arg(i));
     if (!state) return std::nullopt;
+    CountHit(c, c.arg(i), state->live());
     states.push_back(std::move(*state));
   }
   return states;

@@ -241,6 +241,7 @@ void SortGeneric(CommandContext& c, bool read_only) {
   if (!ParseSortOptions(c, read_only, &o)) return;
   auto state = c.ctx.Lookup(c.db(), c.arg(1));
   if (ReplyIfError(c, state.status())) return;
+  CountHit(c, c.arg(1), state->live());
   RedisType type = state->live() ? state->meta.type : RedisType::kList;
   if (type != RedisType::kList && type != RedisType::kSet && type != RedisType::kZset) {
     return c.reply.Error(kWrongTypeError);

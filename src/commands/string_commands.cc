@@ -177,6 +177,7 @@ void PSetExCommand(CommandContext& c) {
 void GetSetCommand(CommandContext& c) {
   auto old = LookupString(c, c.arg(1));
   if (!old) return;
+  CountHit(c, c.arg(1), old->live());
   std::string value;
   if (!ReadStringValue(c, c.arg(1), *old, &value)) return;
   if (old->live()) {
@@ -191,6 +192,7 @@ void GetSetCommand(CommandContext& c) {
 void GetDelCommand(CommandContext& c) {
   auto old = LookupString(c, c.arg(1));
   if (!old) return;
+  CountHit(c, c.arg(1), old->live());
   if (!old->live()) return c.reply.Null();
   std::string value;
   if (!ReadStringValue(c, c.arg(1), *old, &value)) return;
@@ -223,6 +225,7 @@ void GetExCommand(CommandContext& c) {
   // Redis looks the key up before it validates the expiry value.
   auto old = LookupString(c, c.arg(1));
   if (!old) return;
+  CountHit(c, c.arg(1), old->live());
   if (!old->live()) return c.reply.Null();
   if (ex.has_expire) {
     auto ms = ExpireArg(c, expire_arg, unit, absolute, "getex");
@@ -319,6 +322,7 @@ void AppendCommand(CommandContext& c) {
 void StrlenCommand(CommandContext& c) {
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Integer(state->live() ? static_cast<int64_t>(StringLength(state->meta)) : 0);
 }
 
@@ -390,6 +394,7 @@ void GetRangeCommand(CommandContext& c) {
   if (!end) return;
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   int64_t len = state->live() ? static_cast<int64_t>(StringLength(state->meta)) : 0;
   int64_t from = *start, to = *end;
   if (from < 0 && to < 0 && from > to) return c.reply.Bulk("");

@@ -145,6 +145,7 @@ void RangeGeneric(CommandContext& c, RangeType type, Direction direction) {
   if (!ParseRange(c, 1, false, &q)) return;
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Array(0);
   // The count comes first in the reply, so the members are gathered before replying: stop once
   // they alone pass max-reply-size (the reply could not be sent anyway).
@@ -182,6 +183,7 @@ void ZrangestoreCommand(CommandContext& c) {
   if (!ParseRange(c, 2, true, &q)) return;
   auto src = LookupZset(c, c.arg(2));
   if (!src) return;
+  CountHit(c, c.arg(2), src->live());
   std::vector<ScoredMember> items;
   if (src->live()) {
     auto got = RunRange(c, c.arg(2), src->meta, q);

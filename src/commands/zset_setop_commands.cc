@@ -107,6 +107,7 @@ bool LookupInputs(CommandContext& c, const SetOpRequest& q, std::vector<Input>* 
   for (size_t k : q.keys) {
     auto state = c.ctx.Lookup(c.db(), c.arg(k));
     if (ReplyIfError(c, state.status())) return false;
+    CountHit(c, c.arg(k), state->live());
     if (state->live() && state->meta.type != RedisType::kZset &&
         state->meta.type != RedisType::kSet) {
       c.reply.Error(kWrongTypeError);

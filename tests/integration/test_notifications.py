@@ -304,6 +304,13 @@ def test_key_miss_events(server, oracle):
         ["GET", "nokey"], ["SET", "k", "v"], ["GET", "k"], ["MGET", "k", "no1", "no2"],
         ["HGET", "noh", "f"], ["LRANGE", "nol", "0", "-1"], ["LINDEX", "nol", "0"],
         ["LLEN", "nol"], ["HMGET", "noh", "a"], ["RPUSH", "l", "x"], ["MGET", "l", "no3"],
+        ["STRLEN", "nos"], ["GETRANGE", "nos", "0", "1"], ["GETDEL", "nos"], ["GETEX", "nos"],
+        ["GETSET", "gs", "v"], ["EXISTS", "k", "noe"], ["TYPE", "not"], ["TTL", "nottl"],
+        ["PTTL", "k"], ["SADD", "s", "a"], ["SINTERSTORE", "d", "s", "nos1"],
+        ["SUNION", "s", "nos2"], ["ZADD", "z", "1", "a"], ["ZUNIONSTORE", "d2", "2", "z", "noz"],
+        ["ZRANGE", "noz2", "0", "-1"], ["ZRANGESTORE", "d3", "noz3", "0", "-1"],
+        ["SORT", "nosort"], ["BITOP", "OR", "d4", "nob1", "k"], ["PFADD", "h", "a"],
+        ["PFMERGE", "h2", "h", "noh2"], ["PFCOUNT", "h", "noh3"],
     ], classes="KEm")
     assert events(got)[0] == ("keymiss", "nokey")
 
@@ -428,3 +435,27 @@ def test_a_replicas_subscribers_get_the_masters_events(start_server, target):
     sub.close()
     assert events(got) == expected
     assert got[0] == ("__keyspace@0__:k", "set")
+
+
+@pytest.mark.basalt_only
+def test_a_replica_hears_its_masters_active_expiry_as_expired(start_server):
+    """Basalt's replicas deliver the master's events, so the master's expirer is heard as
+    `expired` on the replica too (a Redis replica replays the master's DEL and sends `del`)."""
+    master = start_server(name="master")
+    replica = start_server([("replicaof", "127.0.0.1 %d" % master.port)], name="replica")
+    rc = replica.client()
+    assert wait_until(lambda: rc.info("replication").get("master_link_status") == "up",
+                      timeout=30, interval=0.05)
+    m = master.client()
+    m.config_set("notify-keyspace-events", "Ex")
+    sub = rc.pubsub()
+    sub.psubscribe("__key*__:*")
+    assert sub.get_message(timeout=5)["type"] == "psubscribe"
+    m.set("short", "v", px=100)
+    msg = None
+    deadline = time.monotonic() + 10
+    while msg is None and time.monotonic() < deadline:
+        msg = sub.get_message(timeout=1)
+    sub.close()
+    assert msg is not None and (msg["channel"], msg["data"]) == ("__keyevent@0__:expired", "short")
+    assert rc.exists("short") == 0
