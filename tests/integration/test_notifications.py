@@ -8,6 +8,7 @@ redis-server (the `oracle` fixture), each with a subscriber on `__key*__:*`, and
 message lists must be equal, message for message and in order. The commands of one list end
 with a PUBLISH on a marker channel the subscriber also listens to, so the collection stops at
 a known point instead of waiting for silence. Every test also passes with --target redis."""
+import threading
 import time
 
 import pytest
@@ -388,6 +389,27 @@ def collect_with(srv, action, results, classes="AKE"):
         sub.close()
         c.config_set("notify-keyspace-events", "")
         c.close()
+
+
+def test_a_blocked_pop_served_by_a_push_sends_its_events_after_the_push(server, oracle):
+    def script(srv):
+        blocked = srv.client()
+        result = []
+        t = threading.Thread(target=lambda: result.append(blocked.blpop(["q"], timeout=10)))
+        t.start()
+        c = srv.client()
+        assert wait_until(lambda: c.info("clients")["blocked_clients"] == 1, timeout=5)
+        c.rpush("q", "x")
+        t.join(10)
+        assert result == [("q", "x")]
+        blocked.close()
+        c.close()
+
+    results = []
+    for srv in (server, oracle):
+        collect_with(srv, script, results)
+    assert results[0] == results[1]
+    assert events(results[0]) == [("rpush", "q"), ("lpop", "q"), ("del", "q")]
 
 
 def test_a_lua_script_sends_the_events_of_its_commands(server, oracle):
