@@ -62,6 +62,7 @@ void GetBitCommand(CommandContext& c) {
   if (!offset) return;
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Integer(0);
   std::string byte;
   Status s = ReadStringRange(c.ctx, c.db(), c.arg(1), state->meta, *offset >> 3, (*offset >> 3) + 1,
@@ -124,6 +125,7 @@ Status VisitBits(CommandContext& c, const KeyState& state, const BitRange& range
 void BitCountCommand(CommandContext& c) {
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Integer(0);
   uint64_t length = StringLength(state->meta);
   BitRange range;
@@ -160,6 +162,7 @@ void BitPosCommand(CommandContext& c) {
   bool bit = *bit_arg == 1;
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   // A missing key is an endless run of zeros.
   if (!state->live()) return c.reply.Integer(bit ? -1 : 0);
   uint64_t length = StringLength(state->meta);

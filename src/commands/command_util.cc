@@ -145,6 +145,7 @@ void ScanMembersCommand(CommandContext& c, RedisType type, const ScanEmitter& em
   if (!cursor) return;
   auto state = LookupCollection(c.ctx, c.db(), c.arg(1), type);
   if (ReplyIfError(c, state.status())) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) {
     // Redis replies to a missing key before it looks at the options.
     c.reply.Array(2);

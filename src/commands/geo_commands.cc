@@ -139,6 +139,7 @@ void GeoaddCommand(CommandContext& c) {
 void GeoposCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Array(c.argc() - 2);
   for (size_t i = 2; i < c.argc(); i++) {
     double score, lon, lat;
@@ -157,6 +158,7 @@ void GeoposCommand(CommandContext& c) {
 void GeohashCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Array(c.argc() - 2);
   for (size_t i = 2; i < c.argc(); i++) {
     double score;
@@ -182,6 +184,7 @@ void GeodistCommand(CommandContext& c) {
   }
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   double score1, score2;
   Status error;
   if (!MemberScore(c, *state, c.arg(1), c.arg(2), &score1, &error) ||
@@ -427,6 +430,7 @@ void StorePoints(CommandContext& c, const std::vector<GeoPoint>& points, const S
 void SearchGeneric(CommandContext& c, size_t src_index, uint32_t flags) {
   auto src = LookupZset(c, c.arg(src_index));
   if (!src) return;
+  CountHit(c, c.arg(src_index), src->live());
   SearchRequest q;
   if (!ParseSearch(c, *src, src_index, flags, &q)) return;
   std::vector<GeoPoint> points;

@@ -172,12 +172,14 @@ void HDelCommand(CommandContext& c) {
 void HLenCommand(CommandContext& c) {
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Integer(state->live() ? static_cast<int64_t>(state->meta.size) : 0);
 }
 
 void HStrlenCommand(CommandContext& c) {
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   FieldEntry entry;
   bool found;
   if (!ReadFieldEntry(c, c.arg(1), *state, c.arg(2), &entry, &found)) return;
@@ -187,6 +189,7 @@ void HStrlenCommand(CommandContext& c) {
 void HExistsCommand(CommandContext& c) {
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   FieldEntry entry;
   bool found;
   if (!ReadFieldEntry(c, c.arg(1), *state, c.arg(2), &entry, &found)) return;
@@ -253,6 +256,7 @@ enum class Part { kKeys, kValues, kBoth };
 void HGetAllGeneric(CommandContext& c, Part part) {
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   uint64_t size = state->live() ? state->meta.size : 0;
   size_t mark = c.reply.buffer()->size();
   if (part == Part::kBoth) {
@@ -308,6 +312,7 @@ void HRandFieldWithCount(CommandContext& c) {
     return c.reply.Error("ERR value is out of range");
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live() || *count == 0) return c.reply.Array(0);
   bool repeats = *count < 0;
   uint64_t n = repeats ? static_cast<uint64_t>(-*count) : static_cast<uint64_t>(*count);
@@ -333,6 +338,7 @@ void HRandFieldCommand(CommandContext& c) {
   if (c.argc() >= 3) return HRandFieldWithCount(c);
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Null();
   auto picked = RandomMembers(c.ctx, c.db(), c.arg(1), state->meta, 1, true);
   if (ReplyIfError(c, picked.status())) return;

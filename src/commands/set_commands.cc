@@ -78,12 +78,14 @@ void SRemCommand(CommandContext& c) {
 void SCardCommand(CommandContext& c) {
   auto state = LookupSet(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Integer(state->live() ? static_cast<int64_t>(state->meta.size) : 0);
 }
 
 void SIsMemberGeneric(CommandContext& c, bool multi) {
   auto state = LookupSet(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   std::vector<int64_t> found;
   MemberFilterRef filter = MemberFilterOf(c.ctx, state->meta.version);
   for (size_t i = 2; i < c.argc(); i++) {
@@ -114,6 +116,7 @@ void ReplyMembers(CommandContext& c, const std::vector<std::string>& members) {
 void SMembersCommand(CommandContext& c) {
   auto state = LookupSet(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Set(0);
   size_t mark = c.reply.buffer()->size();
   c.reply.Set(state->meta.size);
@@ -178,6 +181,7 @@ void SRandMemberCommand(CommandContext& c) {
   }
   auto state = LookupSet(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live() || (count && *count == 0)) return count ? c.reply.Array(0) : c.reply.Null();
   bool repeats = !count || *count < 0;
   uint64_t n = !count ? 1 : static_cast<uint64_t>(*count < 0 ? -*count : *count);

@@ -247,12 +247,14 @@ void ZremCommand(CommandContext& c) {
 void ZcardCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Integer(state->live() ? static_cast<int64_t>(state->meta.size) : 0);
 }
 
 void ZscoreCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live() || !MemberFilterOf(c.ctx, state->meta.version).MayHold(c.arg(2))) {
     return c.reply.Null();
   }
@@ -266,6 +268,7 @@ void ZscoreCommand(CommandContext& c) {
 void ZmscoreCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   std::vector<std::optional<double>> scores;
   MemberFilterRef filter = MemberFilterOf(c.ctx, state->meta.version);
   for (size_t i = 2; i < c.argc(); i++) {
@@ -289,6 +292,7 @@ void ZmscoreCommand(CommandContext& c) {
 void RankCommand(CommandContext& c, bool reverse) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live() || !MemberFilterOf(c.ctx, state->meta.version).MayHold(c.arg(2))) {
     return c.reply.Null();
   }
@@ -314,6 +318,7 @@ template <typename Range, typename Scan>
 void ReplyRangeCount(CommandContext& c, const Range& range, Scan scan) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   int64_t n = 0;
   if (state->live()) {
     Status s = scan(c.ctx, c.db(), c.arg(1), state->meta, range, false,
@@ -400,6 +405,7 @@ void ZrandmemberCommand(CommandContext& c) {
   }
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.argc() >= 3 ? c.reply.Array(0) : c.reply.Null();
   if (count == 0) return ReplyScored(c, {}, withscores);
   const bool repeats = c.argc() == 2 || count < 0;
