@@ -224,14 +224,14 @@ void Store(CommandContext& c, const std::string& key,
            const std::vector<std::optional<std::string>>& values) {
   auto old = c.ctx.Lookup(c.db(), key);
   if (ReplyIfError(c, old.status())) return;
-  c.ctx.Delete(c.db(), key, *old);
   if (!values.empty()) {
     std::vector<std::string_view> items;
     for (const auto& v : values) items.push_back(v ? std::string_view(*v) : std::string_view());
-    ListPushTo(c.ctx, c.db(), key, KeyState{}, ListEnd::kRight, items);
+    ListReplace(c.ctx, c.db(), key, *old, items);
     Notify(c, notify::kList, "sortstore", key);
-  } else if (old->live()) {
-    Notify(c, notify::kGeneric, "del", key);
+  } else {
+    c.ctx.Delete(c.db(), key, *old);
+    if (old->live()) Notify(c, notify::kGeneric, "del", key);
   }
   c.reply.Integer(static_cast<int64_t>(values.size()));
 }

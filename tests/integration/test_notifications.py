@@ -210,6 +210,8 @@ LIST_SCRIPT = [
     ["BLMOVE", "b", "b2", "RIGHT", "LEFT", "0"], ["BLMPOP", "0", "1", "b2", "RIGHT"],
     ["RPUSH", "t", "1", "2"], ["LTRIM", "t", "5", "10"], ["RPUSH", "r", "x"],
     ["LREM", "r", "1", "x"], ["RPUSH", "s", "3", "1", "2"], ["SORT", "s", "STORE", "sorted"],
+    ["SORT", "s", "DESC", "STORE", "sorted"], ["SET", "str", "x"],
+    ["SORT", "s", "STORE", "str"], ["SORT", "s", "STORE", "s"],
     ["SORT", "nokey", "STORE", "sorted"],
 ]
 
