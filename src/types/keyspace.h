@@ -2,8 +2,8 @@
 //
 // Keyspace owns what every type shares: the engine, the logical->physical database map that
 // makes SWAPDB O(1), exact per-database key/expire counts, the key lock table, the watch
-// registry and the exclusive lock that MULTI/EXEC and whole-database commands hold so that no
-// client ever observes half of them.
+// registry, the keyspace notification classes (keyspace_events.h) and the exclusive lock that
+// MULTI/EXEC and whole-database commands hold so that no client ever observes half of them.
 //
 // Context gathers one command's (or one EXEC's) reads and writes into a single Batch. Writers
 // Lookup() a key, then Write() or Delete() it passing the state they looked up: the Context
@@ -164,9 +164,11 @@ class Context {
   // Type-checked read: NotFound if absent, WRONGTYPE if another type.
   StatusOr<KeyState> LookupOfType(int db, std::string_view key, RedisType type);
   // Replaces the key with `meta`, retiring `old` (which must come from Lookup in this Context).
-  // Only touches the key when `old` is live and equal to `meta`.
+  // Only touches the key when `old` is live and equal to `meta`. When `old` is not live the key
+  // is a new one: the `new` notification (and `expired` first if `old` had expired).
   void Write(int db, std::string_view key, const Metadata& meta, const KeyState& old);
-  // Removes the key's live or expired entry. No-op if `old` is not present.
+  // Removes the key's live or expired entry (an expired one is the `expired` notification).
+  // No-op if `old` is not present.
   void Delete(int db, std::string_view key, const KeyState& old);
   // Write() for a collection, or Delete() once it has no members left, as Redis removes an
   // emptied collection. The members of a deleted incarnation go with compaction.
