@@ -20,6 +20,7 @@
 
 #include "commands/command_table.h"
 #include "commands/info.h"
+#include "commands/notify.h"
 #include "commands/server_state.h"
 #include "common/clock.h"
 #include "config/config.h"
@@ -246,6 +247,9 @@ int main(int argc, char** argv) {
   state.offloader = &offloader;
 
   ConnectEventHandlers(state, replication, scripting);
+  // Keyspace notifications go to this server's subscribers, and with the batch to replicas.
+  basalt::NotificationSink notifications(&state.pubsub, &replication);
+  state.keyspace->events().set_sink(&notifications);
 
   basalt::Status s = replication.Start(state.tcp_port);
   if (!s.ok()) {

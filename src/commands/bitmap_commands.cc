@@ -43,6 +43,8 @@ void SetBitCommand(CommandContext& c) {
   auto old = LookupString(c, c.arg(1));
   if (!old) return;
   StringEditor editor(c.ctx, c.db(), c.arg(1), *old);
+  // Redis notifies only a change: a new key, a longer value, or the bit flipped.
+  bool grows = !old->live() || (*offset >> 3) >= editor.length();
   std::string byte;
   if (ReplyIfError(c, editor.Read(*offset >> 3, 1, &byte))) return;
   uint8_t b = byte.empty() ? 0 : static_cast<uint8_t>(byte[0]);
@@ -51,6 +53,7 @@ void SetBitCommand(CommandContext& c) {
   b = *on ? (b | mask) : (b & static_cast<uint8_t>(~mask));
   if (ReplyIfError(c, editor.Write(*offset >> 3, std::string(1, static_cast<char>(b))))) return;
   editor.Finish(StringEncoding::kRaw);
+  if (grows || previous != *on) Notify(c, notify::kString, "setbit", c.arg(1));
   c.reply.Integer(previous);
 }
 
@@ -59,6 +62,7 @@ void GetBitCommand(CommandContext& c) {
   if (!offset) return;
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Integer(0);
   std::string byte;
   Status s = ReadStringRange(c.ctx, c.db(), c.arg(1), state->meta, *offset >> 3, (*offset >> 3) + 1,
@@ -121,6 +125,7 @@ Status VisitBits(CommandContext& c, const KeyState& state, const BitRange& range
 void BitCountCommand(CommandContext& c) {
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Integer(0);
   uint64_t length = StringLength(state->meta);
   BitRange range;
@@ -157,6 +162,7 @@ void BitPosCommand(CommandContext& c) {
   bool bit = *bit_arg == 1;
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   // A missing key is an endless run of zeros.
   if (!state->live()) return c.reply.Integer(bit ? -1 : 0);
   uint64_t length = StringLength(state->meta);
@@ -208,6 +214,7 @@ void BitOpCommand(CommandContext& c) {
   for (size_t i = 3; i < c.argc(); i++) {
     auto state = LookupString(c, c.arg(i));
     if (!state) return;
+    CountHit(c, c.arg(i), state->live());
     values.emplace_back();
     if (!ReadStringValue(c, c.arg(i), *state, &values.back())) return;
     longest = std::max(longest, values.back().size());
@@ -230,8 +237,10 @@ void BitOpCommand(CommandContext& c) {
   if (ReplyIfError(c, dst.status())) return;
   if (result.empty()) {
     c.ctx.Delete(c.db(), c.arg(2), *dst);
+    if (dst->live()) Notify(c, notify::kGeneric, "del", c.arg(2));
   } else {
     WriteString(c, c.arg(2), result, 0, *dst);
+    Notify(c, notify::kString, "set", c.arg(2));
   }
   c.reply.Integer(static_cast<int64_t>(result.size()));
 }
@@ -360,7 +369,10 @@ void BitFieldGeneric(CommandContext& c, bool read_only) {
     if (!s.ok()) return c.reply.Error(s.ToReplyText());
     c.reply.Integer(BitFieldToInt(GetBitField(bytes, op.offset & 7, op.type.bits), op.type));
   }
-  if (writes) editor.Finish(StringEncoding::kRaw);
+  if (writes) {
+    editor.Finish(StringEncoding::kRaw);
+    Notify(c, notify::kString, "setbit", c.arg(1));
+  }
 }
 
 void BitFieldCommand(CommandContext& c) {

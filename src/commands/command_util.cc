@@ -44,12 +44,32 @@ bool ReadStringValue(CommandContext& c, std::string_view key, const KeyState& st
   return !ReplyIfError(c, ReadString(c.ctx, c.db(), key, state.meta, out));
 }
 
-void CountHit(CommandContext& c, bool hit) {
+void CountHit(CommandContext& c, std::string_view key, bool hit) {
   if (hit) {
     c.server.counters.keyspace_hits.fetch_add(1, std::memory_order_relaxed);
   } else {
     c.server.counters.keyspace_misses.fetch_add(1, std::memory_order_relaxed);
+    c.ctx.Notify(notify::kKeyMiss, "keymiss", c.db(), key);
   }
+}
+
+void NotifyIfEmptied(CommandContext& c, std::string_view key) {
+  if (!c.ctx.keyspace()->events().Enabled(notify::kGeneric)) return;
+  auto state = c.ctx.Lookup(c.db(), key);
+  if (state.ok() && !state->live()) Notify(c, notify::kGeneric, "del", key);
+}
+
+void NotifyListPopped(CommandContext& c, std::string_view key, bool left, uint64_t size_before,
+                      size_t popped) {
+  Notify(c, notify::kList, left ? "lpop" : "rpop", key);
+  if (popped >= size_before) Notify(c, notify::kGeneric, "del", key);
+}
+
+void NotifyListMoved(CommandContext& c, std::string_view src, std::string_view dst, bool from_left,
+                     bool to_left) {
+  Notify(c, notify::kList, to_left ? "lpush" : "rpush", dst);
+  Notify(c, notify::kList, from_left ? "lpop" : "rpop", src);
+  NotifyIfEmptied(c, src);
 }
 
 std::optional<int64_t> TimeoutArg(CommandContext& c, size_t i) {
@@ -136,6 +156,7 @@ void ScanMembersCommand(CommandContext& c, RedisType type, const ScanEmitter& em
   if (!cursor) return;
   auto state = LookupCollection(c.ctx, c.db(), c.arg(1), type);
   if (ReplyIfError(c, state.status())) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) {
     // Redis replies to a missing key before it looks at the options.
     c.reply.Array(2);

@@ -37,7 +37,24 @@ void WriteString(CommandContext& c, std::string_view key, std::string_view value
 bool ReadStringValue(CommandContext& c, std::string_view key, const KeyState& state,
                      std::string* out);
 
-void CountHit(CommandContext& c, bool hit);
+// Counts a read lookup of `key` as a keyspace hit or miss; a miss is also the key-miss
+// notification (class m), as in Redis.
+void CountHit(CommandContext& c, std::string_view key, bool hit);
+
+// A keyspace notification of this command on `key` of the session's database: the names and
+// classes are Redis's (types/keyspace_events.h); commands call it after their write.
+inline void Notify(CommandContext& c, uint32_t event_class, std::string_view event,
+                   std::string_view key) {
+  c.ctx.Notify(event_class, event, c.db(), key);
+}
+// The `del` event when a removal emptied the collection `key` (Redis deletes it then).
+void NotifyIfEmptied(CommandContext& c, std::string_view key);
+// A list pop's events: lpop or rpop, and del when it took all `size_before` elements.
+void NotifyListPopped(CommandContext& c, std::string_view key, bool left, uint64_t size_before,
+                      size_t popped);
+// LMOVE's events, in Redis's order: the push on dst, then the pop on src (and its del).
+void NotifyListMoved(CommandContext& c, std::string_view src, std::string_view dst, bool from_left,
+                     bool to_left);
 
 // Blocking commands. TimeoutArg parses a timeout in seconds (fractions allowed) with Redis's
 // errors and returns the absolute deadline in Unix ms, 0 meaning forever. As in Redis the

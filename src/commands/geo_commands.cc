@@ -130,6 +130,8 @@ void GeoaddCommand(CommandContext& c) {
     }
   }
   w.Finish();
+  // GEOADD is ZADD underneath in Redis, and notifies as ZADD does.
+  if (added + updated != 0) Notify(c, notify::kZset, "zadd", c.arg(1));
   c.reply.Integer(ch ? added + updated : added);
 }
 
@@ -137,6 +139,7 @@ void GeoaddCommand(CommandContext& c) {
 void GeoposCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Array(c.argc() - 2);
   for (size_t i = 2; i < c.argc(); i++) {
     double score, lon, lat;
@@ -155,6 +158,7 @@ void GeoposCommand(CommandContext& c) {
 void GeohashCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Array(c.argc() - 2);
   for (size_t i = 2; i < c.argc(); i++) {
     double score;
@@ -180,6 +184,7 @@ void GeodistCommand(CommandContext& c) {
   }
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   double score1, score2;
   Status error;
   if (!MemberScore(c, *state, c.arg(1), c.arg(2), &score1, &error) ||
@@ -413,12 +418,19 @@ void StorePoints(CommandContext& c, const std::vector<GeoPoint>& points, const S
     w.Put(p.member, q.storedist ? p.dist / q.shape.to_meters : p.score, nullptr);
   }
   w.Finish();
+  if (!stored.empty()) {
+    // GEOSEARCHSTORE names its destination first; GEORADIUS names it after STORE.
+    Notify(c, notify::kZset, q.store_key == 1 ? "geosearchstore" : "georadiusstore", dst);
+  } else if (old->live()) {
+    Notify(c, notify::kGeneric, "del", dst);
+  }
   c.reply.Integer(static_cast<int64_t>(stored.size()));
 }
 
 void SearchGeneric(CommandContext& c, size_t src_index, uint32_t flags) {
   auto src = LookupZset(c, c.arg(src_index));
   if (!src) return;
+  CountHit(c, c.arg(src_index), src->live());
   SearchRequest q;
   if (!ParseSearch(c, *src, src_index, flags, &q)) return;
   std::vector<GeoPoint> points;

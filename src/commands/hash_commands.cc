@@ -57,9 +57,9 @@ bool ReadFieldEntry(CommandContext& c, std::string_view key, const KeyState& sta
 }
 
 // Sets `field` to the result of `compute(current value or nullopt)`, for HINCRBY and
-// HINCRBYFLOAT. `compute` replies and returns nullopt to refuse.
+// HINCRBYFLOAT. `compute` replies and returns nullopt to refuse; `event` is the notification.
 template <typename Compute>
-void UpdateField(CommandContext& c, const KeyState& state, Compute compute) {
+void UpdateField(CommandContext& c, const KeyState& state, const char* event, Compute compute) {
   HashWriter w(c.ctx, c.db(), c.arg(1), state);
   std::string stored, value;
   Status s = w.Find(c.arg(2), &stored);
@@ -73,6 +73,7 @@ void UpdateField(CommandContext& c, const KeyState& state, Compute compute) {
   if (!result) return;
   w.Put(c.arg(2), *result, found ? &stored : nullptr);
   w.Finish();
+  Notify(c, notify::kHash, event, c.arg(1));
 }
 
 void HSetGeneric(CommandContext& c, const char* name, bool reply_ok) {
@@ -90,6 +91,7 @@ void HSetGeneric(CommandContext& c, const char* name, bool reply_ok) {
     if (s.IsNotFound()) added++;
   }
   w.Finish();
+  Notify(c, notify::kHash, "hset", c.arg(1));
   reply_ok ? c.reply.Ok() : c.reply.Integer(added);
 }
 
@@ -110,6 +112,7 @@ void HSetNxCommand(CommandContext& c) {
   HashWriter w(c.ctx, c.db(), c.arg(1), *state);
   w.Put(c.arg(2), c.arg(3), nullptr);
   w.Finish();
+  Notify(c, notify::kHash, "hset", c.arg(1));
   c.reply.Integer(1);
 }
 
@@ -122,7 +125,7 @@ void HGetCommand(CommandContext& c) {
                  &found)) {
     return;
   }
-  CountHit(c, state->live());
+  CountHit(c, c.arg(1), state->live());
   if (!found) return c.reply.Null();
   c.reply.Bulk(value);
 }
@@ -130,7 +133,7 @@ void HGetCommand(CommandContext& c) {
 void HMGetCommand(CommandContext& c) {
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
-  CountHit(c, state->live());
+  CountHit(c, c.arg(1), state->live());
   std::vector<std::optional<std::string>> values;
   MemberFilterRef filter = MemberFilterOf(c.ctx, state->meta.version);
   for (size_t i = 2; i < c.argc(); i++) {
@@ -158,18 +161,25 @@ void HDelCommand(CommandContext& c) {
     deleted++;
   }
   w.Finish();
+  if (deleted != 0) {
+    Notify(c, notify::kHash, "hdel", c.arg(1));
+    if (static_cast<uint64_t>(deleted) >= state->meta.size)
+      Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(deleted);
 }
 
 void HLenCommand(CommandContext& c) {
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Integer(state->live() ? static_cast<int64_t>(state->meta.size) : 0);
 }
 
 void HStrlenCommand(CommandContext& c) {
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   FieldEntry entry;
   bool found;
   if (!ReadFieldEntry(c, c.arg(1), *state, c.arg(2), &entry, &found)) return;
@@ -179,6 +189,7 @@ void HStrlenCommand(CommandContext& c) {
 void HExistsCommand(CommandContext& c) {
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   FieldEntry entry;
   bool found;
   if (!ReadFieldEntry(c, c.arg(1), *state, c.arg(2), &entry, &found)) return;
@@ -190,7 +201,7 @@ void HIncrByCommand(CommandContext& c) {
   if (!delta) return;
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
-  UpdateField(c, *state, [&](const std::string* value) -> std::optional<std::string> {
+  UpdateField(c, *state, "hincrby", [&](const std::string* value) -> std::optional<std::string> {
     int64_t current = 0;
     if (value) {
       auto v = ParseInt64(*value);
@@ -216,25 +227,26 @@ void HIncrByFloatCommand(CommandContext& c) {
   if (std::isnan(*incr) || std::isinf(*incr)) return c.reply.Error("ERR value is NaN or Infinity");
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
-  UpdateField(c, *state, [&](const std::string* value) -> std::optional<std::string> {
-    long double current = 0;
-    if (value) {
-      auto v = ParseLongDouble(*value, true);
-      if (!v) {
-        c.reply.Error("ERR hash value is not a float");
-        return std::nullopt;
-      }
-      current = *v;
-    }
-    long double result = current + *incr;
-    if (std::isnan(result) || std::isinf(result)) {
-      c.reply.Error("ERR increment would produce NaN or Infinity");
-      return std::nullopt;
-    }
-    std::string text = FormatLongDouble(result);
-    c.reply.Bulk(text);
-    return text;
-  });
+  UpdateField(c, *state, "hincrbyfloat",
+              [&](const std::string* value) -> std::optional<std::string> {
+                long double current = 0;
+                if (value) {
+                  auto v = ParseLongDouble(*value, true);
+                  if (!v) {
+                    c.reply.Error("ERR hash value is not a float");
+                    return std::nullopt;
+                  }
+                  current = *v;
+                }
+                long double result = current + *incr;
+                if (std::isnan(result) || std::isinf(result)) {
+                  c.reply.Error("ERR increment would produce NaN or Infinity");
+                  return std::nullopt;
+                }
+                std::string text = FormatLongDouble(result);
+                c.reply.Bulk(text);
+                return text;
+              });
 }
 
 enum class Part { kKeys, kValues, kBoth };
@@ -244,6 +256,7 @@ enum class Part { kKeys, kValues, kBoth };
 void HGetAllGeneric(CommandContext& c, Part part) {
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   uint64_t size = state->live() ? state->meta.size : 0;
   size_t mark = c.reply.buffer()->size();
   if (part == Part::kBoth) {
@@ -299,6 +312,7 @@ void HRandFieldWithCount(CommandContext& c) {
     return c.reply.Error("ERR value is out of range");
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live() || *count == 0) return c.reply.Array(0);
   bool repeats = *count < 0;
   uint64_t n = repeats ? static_cast<uint64_t>(-*count) : static_cast<uint64_t>(*count);
@@ -324,6 +338,7 @@ void HRandFieldCommand(CommandContext& c) {
   if (c.argc() >= 3) return HRandFieldWithCount(c);
   auto state = LookupHash(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Null();
   auto picked = RandomMembers(c.ctx, c.db(), c.arg(1), state->meta, 1, true);
   if (ReplyIfError(c, picked.status())) return;

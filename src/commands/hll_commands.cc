@@ -79,6 +79,7 @@ void PfaddCommand(CommandContext& c) {
   for (size_t i = 2; i < c.argc(); i++) changed |= hll::Add(&registers, c.arg(i));
   if (!changed && k->exists()) return c.reply.Integer(0);
   StoreHll(c, c.arg(1), Serialize(c, *k, registers, false), k->state);
+  Notify(c, notify::kString, "pfadd", c.arg(1));
   c.reply.Integer(1);
 }
 
@@ -105,6 +106,7 @@ void PfcountCommand(CommandContext& c) {
   for (size_t i = 1; i < c.argc(); i++) {
     auto k = LoadHll(c, c.arg(i));
     if (!k) return;
+    CountHit(c, c.arg(i), k->exists());
     if (!k->exists()) continue;
     hll::Registers registers;
     if (!ReadRegistersOrReply(c, *k, &registers)) return;
@@ -122,6 +124,7 @@ void PfmergeCommand(CommandContext& c) {
   for (size_t i = 1; i < c.argc(); i++) {
     auto k = LoadHll(c, c.arg(i));
     if (!k) return;
+    CountHit(c, c.arg(i), k->exists());
     if (i == 1) dest = k;
     if (!k->exists()) continue;
     hll::Registers registers;
@@ -130,6 +133,7 @@ void PfmergeCommand(CommandContext& c) {
     dense_input |= hll::EncodingOf(k->bytes) == hll::Encoding::kDense;
   }
   StoreHll(c, c.arg(1), Serialize(c, *dest, merged, dense_input), dest->state);
+  Notify(c, notify::kString, "pfadd", c.arg(1));
   c.reply.Ok();
 }
 

@@ -29,8 +29,11 @@ void DelCommand(CommandContext& c) {
   for (size_t i = 1; i < c.argc(); i++) {
     auto state = c.ctx.Lookup(c.db(), c.arg(i));
     if (ReplyIfError(c, state.status())) return;
-    if (state->live()) deleted++;
     c.ctx.Delete(c.db(), c.arg(i), *state);  // expired entries are reclaimed too
+    if (state->live()) {
+      deleted++;
+      Notify(c, notify::kGeneric, "del", c.arg(i));
+    }
   }
   c.reply.Integer(deleted);
 }
@@ -40,6 +43,7 @@ void ExistsCommand(CommandContext& c) {
   for (size_t i = 1; i < c.argc(); i++) {
     auto state = c.ctx.Lookup(c.db(), c.arg(i));
     if (ReplyIfError(c, state.status())) return;
+    CountHit(c, c.arg(i), state->live());
     if (state->live()) count++;
   }
   c.reply.Integer(count);
@@ -48,6 +52,7 @@ void ExistsCommand(CommandContext& c) {
 void TypeCommand(CommandContext& c) {
   auto state = c.ctx.Lookup(c.db(), c.arg(1));
   if (ReplyIfError(c, state.status())) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Simple(state->live() ? RedisTypeName(state->meta.type) : "none");
 }
 
@@ -96,10 +101,12 @@ void ExpireGeneric(CommandContext& c, bool seconds, bool absolute) {
   if ((flags & kLt) && current != 0 && ms >= current) return c.reply.Integer(0);
   if (ms <= c.ctx.now_ms()) {
     c.ctx.Delete(c.db(), c.arg(1), *state);
+    Notify(c, notify::kGeneric, "del", c.arg(1));
   } else {
     Metadata meta = state->meta;
     meta.expire_ms = ms;
     c.ctx.Write(c.db(), c.arg(1), meta, *state);
+    Notify(c, notify::kGeneric, "expire", c.arg(1));
   }
   c.reply.Integer(1);
 }
@@ -120,6 +127,7 @@ void PExpireAtCommand(CommandContext& c) {
 void TtlGeneric(CommandContext& c, bool millis, bool absolute) {
   auto state = c.ctx.Lookup(c.db(), c.arg(1));
   if (ReplyIfError(c, state.status())) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Integer(-2);
   if (state->meta.expire_ms == 0) return c.reply.Integer(-1);
   int64_t ttl = absolute ? state->meta.expire_ms : state->meta.expire_ms - c.ctx.now_ms();
@@ -147,13 +155,16 @@ void PersistCommand(CommandContext& c) {
   Metadata meta = state->meta;
   meta.expire_ms = 0;
   c.ctx.Write(c.db(), c.arg(1), meta, *state);
+  Notify(c, notify::kGeneric, "persist", c.arg(1));
   c.reply.Integer(1);
 }
 
 // Writes the whole value of src (strings: the metadata; collections: a copy of every member
-// under a new version) to dst_db/dst_key, replacing `dst`.
+// under a new version) to dst_db/dst_key, replacing `dst`. The destination is a new key even
+// when it replaces a live one, as Redis deletes that one and adds the new (the `new` event).
 Status PlaceKey(CommandContext& c, const std::string& src_key, const Metadata& meta, int dst_db,
                 const std::string& dst_key, const KeyState& dst) {
+  if (dst.live()) c.ctx.Notify(notify::kNew, "new", dst_db, dst_key);
   if (!meta.HasSubkeys()) {
     c.ctx.Write(dst_db, dst_key, meta, dst);
     return Status::OK();
@@ -176,6 +187,8 @@ void RenameGeneric(CommandContext& c, bool nx) {
   if (nx && dst->live()) return c.reply.Integer(0);
   if (ReplyIfError(c, PlaceKey(c, src_key, src->meta, c.db(), dst_key, *dst))) return;
   c.ctx.Delete(c.db(), src_key, *src);
+  Notify(c, notify::kGeneric, "rename_from", src_key);
+  Notify(c, notify::kGeneric, "rename_to", dst_key);
   nx ? c.reply.Integer(1) : c.reply.Ok();
 }
 
@@ -209,6 +222,7 @@ void CopyCommand(CommandContext& c) {
   if (ReplyIfError(c, dst.status())) return;
   if (dst->live() && !replace) return c.reply.Integer(0);
   if (ReplyIfError(c, PlaceKey(c, c.arg(1), src->meta, dst_db, c.arg(2), *dst))) return;
+  c.ctx.Notify(notify::kGeneric, "copy_to", dst_db, c.arg(2));
   c.reply.Integer(1);
 }
 
@@ -224,6 +238,8 @@ void MoveCommand(CommandContext& c) {
   if (dst->live()) return c.reply.Integer(0);
   if (ReplyIfError(c, PlaceKey(c, c.arg(1), src->meta, *db, c.arg(1), *dst))) return;
   c.ctx.Delete(c.db(), c.arg(1), *src);
+  Notify(c, notify::kGeneric, "move_from", c.arg(1));
+  c.ctx.Notify(notify::kGeneric, "move_to", *db, c.arg(1));
   c.reply.Integer(1);
 }
 

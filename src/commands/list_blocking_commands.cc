@@ -29,6 +29,7 @@ bool PopFirstNonEmpty(CommandContext& c, const std::vector<size_t>& indexes, Lis
     if (!state->live()) continue;
     auto popped = ListPopFrom(c.ctx, c.db(), c.arg(i), *state, end, count);
     if (ReplyIfError(c, popped.status())) return true;
+    NotifyListPopped(c, c.arg(i), end == ListEnd::kLeft, state->meta.size, popped->size());
     c.reply.Array(2);
     c.reply.Bulk(c.arg(i));
     if (nested) {
@@ -102,7 +103,10 @@ void BlockingMove(CommandContext& c, ListEnd from, ListEnd to, size_t timeout_in
   if (ParkAgainIfNotReady(c, {1}, RedisType::kList, *deadline, true)) return;
   auto moved = ListMove(c.ctx, c.db(), c.arg(1), c.arg(2), from, to);
   if (ReplyIfError(c, moved.status())) return;
-  if (moved->has_value()) return c.reply.Bulk(**moved);
+  if (moved->has_value()) {
+    NotifyListMoved(c, c.arg(1), c.arg(2), from == ListEnd::kLeft, to == ListEnd::kLeft);
+    return c.reply.Bulk(**moved);
+  }
   if (c.in_exec) return c.reply.Null();
   ParkClient(c, {1}, *deadline, true);
 }

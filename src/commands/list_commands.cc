@@ -51,6 +51,7 @@ void PushGeneric(CommandContext& c, ListEnd end, bool only_if_exists) {
   std::span<const std::string_view> items = c.argc() > 3 ? std::span(many) : std::span(one);
   auto size = ListPush(c.ctx, c.db(), c.arg(1), end, items, only_if_exists);
   if (ReplyIfError(c, size.status())) return;
+  if (*size != 0) Notify(c, notify::kList, end == ListEnd::kLeft ? "lpush" : "rpush", c.arg(1));
   c.reply.Integer(static_cast<int64_t>(*size));
 }
 
@@ -82,6 +83,7 @@ void PopGeneric(CommandContext& c, ListEnd end) {
   if (count == 0) return c.reply.Array(0);
   auto popped = ListPopFrom(c.ctx, c.db(), c.arg(1), *state, end, static_cast<uint64_t>(count));
   if (ReplyIfError(c, popped.status())) return;
+  NotifyListPopped(c, c.arg(1), end == ListEnd::kLeft, state->meta.size, popped->size());
   if (has_count) return ReplyElements(c, *popped);
   c.reply.Bulk(popped->front());
 }
@@ -96,7 +98,7 @@ void RPopCommand(CommandContext& c) {
 void LLenCommand(CommandContext& c) {
   auto state = LookupListOrReply(c, c.arg(1));
   if (!state) return;
-  CountHit(c, state->live());
+  CountHit(c, c.arg(1), state->live());
   c.reply.Integer(state->live() ? static_cast<int64_t>(state->meta.size) : 0);
 }
 
@@ -104,7 +106,7 @@ void LIndexCommand(CommandContext& c) {
   // Redis looks the key up before it parses the index.
   auto state = LookupListOrReply(c, c.arg(1));
   if (!state) return;
-  CountHit(c, state->live());
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Null();
   auto index = IntArg(c, 2);
   if (!index) return;
@@ -122,7 +124,7 @@ void LRangeCommand(CommandContext& c) {
   if (!stop) return;
   auto state = LookupListOrReply(c, c.arg(1));
   if (!state) return;
-  CountHit(c, state->live());
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Array(0);
   auto range = ListRange(*start, *stop, state->meta.size);
   if (!range) return c.reply.Array(0);
@@ -150,6 +152,7 @@ void LSetCommand(CommandContext& c) {
   auto offset = ListOffset(*index, state->meta.size);
   if (!offset) return c.reply.Error("ERR index out of range");
   ListSet(c.ctx, c.db(), c.arg(1), *state, *offset, c.arg(3));
+  Notify(c, notify::kList, "lset", c.arg(1));
   c.reply.Ok();
 }
 
@@ -167,6 +170,7 @@ void LInsertCommand(CommandContext& c) {
   if (!state->live()) return c.reply.Integer(0);
   auto size = ListInsert(c.ctx, c.db(), c.arg(1), *state, after, c.arg(3), c.arg(4));
   if (ReplyIfError(c, size.status())) return;
+  if (*size != -1) Notify(c, notify::kList, "linsert", c.arg(1));
   c.reply.Integer(*size);
 }
 
@@ -178,6 +182,10 @@ void LRemCommand(CommandContext& c) {
   if (!state->live()) return c.reply.Integer(0);
   auto removed = ListRemove(c.ctx, c.db(), c.arg(1), *state, *count, c.arg(3));
   if (ReplyIfError(c, removed.status())) return;
+  if (*removed != 0) {
+    Notify(c, notify::kList, "lrem", c.arg(1));
+    NotifyIfEmptied(c, c.arg(1));
+  }
   c.reply.Integer(*removed);
 }
 
@@ -188,7 +196,11 @@ void LTrimCommand(CommandContext& c) {
   if (!stop) return;
   auto state = LookupListOrReply(c, c.arg(1));
   if (!state) return;
-  if (state->live()) ListTrim(c.ctx, c.db(), c.arg(1), *state, *start, *stop);
+  if (state->live()) {
+    ListTrim(c.ctx, c.db(), c.arg(1), *state, *start, *stop);
+    Notify(c, notify::kList, "ltrim", c.arg(1));
+    NotifyIfEmptied(c, c.arg(1));
+  }
   c.reply.Ok();
 }
 
@@ -234,7 +246,7 @@ void LPosCommand(CommandContext& c) {
   if (!ParseLPosOptions(c, &o)) return;
   auto state = LookupListOrReply(c, c.arg(1));
   if (!state) return;
-  CountHit(c, state->live());
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return o.count >= 0 ? c.reply.Array(0) : c.reply.Null();
   const bool reverse = o.rank < 0;
   uint64_t skip = reverse ? static_cast<uint64_t>(-(o.rank + 1)) : o.rank - 1;
@@ -267,6 +279,7 @@ void MoveGeneric(CommandContext& c, ListEnd from, ListEnd to) {
   auto moved = ListMove(c.ctx, c.db(), c.arg(1), c.arg(2), from, to);
   if (ReplyIfError(c, moved.status())) return;
   if (!moved->has_value()) return c.reply.Null();
+  NotifyListMoved(c, c.arg(1), c.arg(2), from == ListEnd::kLeft, to == ListEnd::kLeft);
   c.reply.Bulk(**moved);
 }
 
@@ -317,6 +330,7 @@ void LMPopCommand(CommandContext& c) {
     if (!state->live()) continue;
     auto popped = ListPopFrom(c.ctx, c.db(), c.arg(i), *state, *end, static_cast<uint64_t>(count));
     if (ReplyIfError(c, popped.status())) return;
+    NotifyListPopped(c, c.arg(i), *end == ListEnd::kLeft, state->meta.size, popped->size());
     c.reply.Array(2);
     c.reply.Bulk(c.arg(i));
     return ReplyElements(c, *popped);

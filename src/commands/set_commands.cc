@@ -48,6 +48,7 @@ void SAddCommand(CommandContext& c) {
     added++;
   }
   w.Finish();
+  if (added != 0) Notify(c, notify::kSet, "sadd", c.arg(1));
   c.reply.Integer(added);
 }
 
@@ -66,18 +67,25 @@ void SRemCommand(CommandContext& c) {
     removed++;
   }
   w.Finish();
+  if (removed != 0) {
+    Notify(c, notify::kSet, "srem", c.arg(1));
+    if (static_cast<uint64_t>(removed) >= state->meta.size)
+      Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(removed);
 }
 
 void SCardCommand(CommandContext& c) {
   auto state = LookupSet(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Integer(state->live() ? static_cast<int64_t>(state->meta.size) : 0);
 }
 
 void SIsMemberGeneric(CommandContext& c, bool multi) {
   auto state = LookupSet(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   std::vector<int64_t> found;
   MemberFilterRef filter = MemberFilterOf(c.ctx, state->meta.version);
   for (size_t i = 2; i < c.argc(); i++) {
@@ -108,6 +116,7 @@ void ReplyMembers(CommandContext& c, const std::vector<std::string>& members) {
 void SMembersCommand(CommandContext& c) {
   auto state = LookupSet(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Set(0);
   size_t mark = c.reply.buffer()->size();
   c.reply.Set(state->meta.size);
@@ -151,6 +160,8 @@ void SPopCommand(CommandContext& c) {
     picked = PopRandomMembers(c.ctx, c.db(), c.arg(1), *state, n);
     if (ReplyIfError(c, picked.status())) return;
   }
+  Notify(c, notify::kSet, "spop", c.arg(1));
+  if (picked->size() >= state->meta.size) Notify(c, notify::kGeneric, "del", c.arg(1));
   if (!count) return picked->empty() ? c.reply.Null() : c.reply.Bulk(picked->front().name);
   c.reply.Set(picked->size());
   for (const auto& m : *picked) c.reply.Bulk(m.name);
@@ -170,6 +181,7 @@ void SRandMemberCommand(CommandContext& c) {
   }
   auto state = LookupSet(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live() || (count && *count == 0)) return count ? c.reply.Array(0) : c.reply.Null();
   bool repeats = !count || *count < 0;
   uint64_t n = !count ? 1 : static_cast<uint64_t>(*count < 0 ? -*count : *count);
@@ -203,10 +215,13 @@ void SMoveCommand(CommandContext& c) {
   CollectionWriter from(c.ctx, c.db(), src_key, *src, kSet);
   from.Remove(member);
   from.Finish();
+  Notify(c, notify::kSet, "srem", src_key);
+  if (src->meta.size == 1) Notify(c, notify::kGeneric, "del", src_key);
   if (!in_dst) {
     CollectionWriter to(c.ctx, c.db(), dst_key, *dst, kSet);
     to.Put(member, "", true);
     to.Finish();
+    Notify(c, notify::kSet, "sadd", dst_key);
   }
   c.reply.Integer(1);
 }
@@ -219,6 +234,7 @@ std::optional<std::vector<KeyState>> LookupSources(CommandContext& c, size_t fir
   for (size_t i = first; i < first + n; i++) {
     auto state = LookupSet(c, c.arg(i));
     if (!state) return std::nullopt;
+    CountHit(c, c.arg(i), state->live());
     states.push_back(std::move(*state));
   }
   return states;
@@ -317,6 +333,12 @@ void SetOpStoreGeneric(CommandContext& c, SetOp op) {
   auto w = CollectionWriter::Replace(c.ctx, c.db(), c.arg(1), *dst, kSet);
   for (const auto& m : *result) w.Put(m, "", true);
   w.Finish();
+  if (!result->empty()) {
+    static constexpr const char* kEvents[] = {"sinterstore", "sunionstore", "sdiffstore"};
+    Notify(c, notify::kSet, kEvents[static_cast<int>(op)], c.arg(1));
+  } else if (dst->live()) {
+    Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(static_cast<int64_t>(result->size()));
 }
 

@@ -224,11 +224,14 @@ void Store(CommandContext& c, const std::string& key,
            const std::vector<std::optional<std::string>>& values) {
   auto old = c.ctx.Lookup(c.db(), key);
   if (ReplyIfError(c, old.status())) return;
-  c.ctx.Delete(c.db(), key, *old);
   if (!values.empty()) {
     std::vector<std::string_view> items;
     for (const auto& v : values) items.push_back(v ? std::string_view(*v) : std::string_view());
-    ListPushTo(c.ctx, c.db(), key, KeyState{}, ListEnd::kRight, items);
+    ListReplace(c.ctx, c.db(), key, *old, items);
+    Notify(c, notify::kList, "sortstore", key);
+  } else {
+    c.ctx.Delete(c.db(), key, *old);
+    if (old->live()) Notify(c, notify::kGeneric, "del", key);
   }
   c.reply.Integer(static_cast<int64_t>(values.size()));
 }
@@ -238,6 +241,7 @@ void SortGeneric(CommandContext& c, bool read_only) {
   if (!ParseSortOptions(c, read_only, &o)) return;
   auto state = c.ctx.Lookup(c.db(), c.arg(1));
   if (ReplyIfError(c, state.status())) return;
+  CountHit(c, c.arg(1), state->live());
   RedisType type = state->live() ? state->meta.type : RedisType::kList;
   if (type != RedisType::kList && type != RedisType::kSet && type != RedisType::kZset) {
     return c.reply.Error(kWrongTypeError);

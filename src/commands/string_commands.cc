@@ -68,7 +68,7 @@ bool IsExpireOption(std::string_view opt, ExpireUnit* unit, bool* absolute) {
 void GetCommand(CommandContext& c) {
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
-  CountHit(c, state->live());
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Null();
   std::string value;
   if (!ReadStringValue(c, c.arg(1), *state, &value)) return;
@@ -135,10 +135,16 @@ void SetCommand(CommandContext& c) {
   }
   int64_t expire = ex.has_expire ? ex.expire_ms : (ex.keep_ttl && found ? old->meta.expire_ms : 0);
   if (expire != 0 && expire <= c.ctx.now_ms()) {
-    c.ctx.Delete(c.db(), key, *old);  // already in the past: set-then-expire is a delete
+    // Already in the past: set-then-expire is a delete, heard as Redis's set and expire.
+    if (!found) Notify(c, notify::kNew, "new", key);
+    c.ctx.Delete(c.db(), key, *old);
+    Notify(c, notify::kString, "set", key);
+    Notify(c, notify::kGeneric, "expire", key);
     return;
   }
   WriteString(c, key, c.arg(2), expire, *old);
+  Notify(c, notify::kString, "set", key);
+  if (ex.has_expire) Notify(c, notify::kGeneric, "expire", key);
 }
 
 void SetNxCommand(CommandContext& c) {
@@ -146,6 +152,7 @@ void SetNxCommand(CommandContext& c) {
   if (ReplyIfError(c, old.status())) return;
   if (old->live()) return c.reply.Integer(0);
   WriteString(c, c.arg(1), c.arg(2), 0, *old);
+  Notify(c, notify::kString, "set", c.arg(1));
   c.reply.Integer(1);
 }
 
@@ -155,6 +162,8 @@ void SetExGeneric(CommandContext& c, ExpireUnit unit, const char* name) {
   auto old = c.ctx.Lookup(c.db(), c.arg(1));
   if (ReplyIfError(c, old.status())) return;
   WriteString(c, c.arg(1), c.arg(3), *ms, *old);
+  Notify(c, notify::kString, "set", c.arg(1));
+  Notify(c, notify::kGeneric, "expire", c.arg(1));
   c.reply.Ok();
 }
 
@@ -168,6 +177,7 @@ void PSetExCommand(CommandContext& c) {
 void GetSetCommand(CommandContext& c) {
   auto old = LookupString(c, c.arg(1));
   if (!old) return;
+  CountHit(c, c.arg(1), old->live());
   std::string value;
   if (!ReadStringValue(c, c.arg(1), *old, &value)) return;
   if (old->live()) {
@@ -176,16 +186,19 @@ void GetSetCommand(CommandContext& c) {
     c.reply.Null();
   }
   WriteString(c, c.arg(1), c.arg(2), 0, *old);
+  Notify(c, notify::kString, "set", c.arg(1));
 }
 
 void GetDelCommand(CommandContext& c) {
   auto old = LookupString(c, c.arg(1));
   if (!old) return;
+  CountHit(c, c.arg(1), old->live());
   if (!old->live()) return c.reply.Null();
   std::string value;
   if (!ReadStringValue(c, c.arg(1), *old, &value)) return;
   c.reply.Bulk(value);
   c.ctx.Delete(c.db(), c.arg(1), *old);
+  Notify(c, notify::kGeneric, "del", c.arg(1));
 }
 
 void GetExCommand(CommandContext& c) {
@@ -212,6 +225,7 @@ void GetExCommand(CommandContext& c) {
   // Redis looks the key up before it validates the expiry value.
   auto old = LookupString(c, c.arg(1));
   if (!old) return;
+  CountHit(c, c.arg(1), old->live());
   if (!old->live()) return c.reply.Null();
   if (ex.has_expire) {
     auto ms = ExpireArg(c, expire_arg, unit, absolute, "getex");
@@ -225,12 +239,15 @@ void GetExCommand(CommandContext& c) {
   Metadata meta = old->meta;
   if (ex.has_expire && ex.expire_ms <= c.ctx.now_ms()) {
     c.ctx.Delete(c.db(), c.arg(1), *old);
+    Notify(c, notify::kGeneric, "del", c.arg(1));
   } else if (ex.has_expire) {
     meta.expire_ms = ex.expire_ms;
     c.ctx.Write(c.db(), c.arg(1), meta, *old);
+    Notify(c, notify::kGeneric, "expire", c.arg(1));
   } else if (ex.persist && old->meta.expire_ms != 0) {
     meta.expire_ms = 0;
     c.ctx.Write(c.db(), c.arg(1), meta, *old);
+    Notify(c, notify::kGeneric, "persist", c.arg(1));
   }
 }
 
@@ -239,12 +256,13 @@ void MGetCommand(CommandContext& c) {
   for (size_t i = 1; i < c.argc(); i++) {
     auto state = c.ctx.Lookup(c.db(), c.arg(i));
     std::string value;
-    if (state.ok() && state->live() && state->meta.type == RedisType::kString &&
+    // A key of another type is a hit that reads as nil, as in Redis.
+    bool found = state.ok() && state->live();
+    CountHit(c, c.arg(i), found);
+    if (found && state->meta.type == RedisType::kString &&
         ReadString(c.ctx, c.db(), c.arg(i), state->meta, &value).ok()) {
-      CountHit(c, true);
       c.reply.Bulk(value);
     } else {
-      CountHit(c, false);
       c.reply.Null();
     }
   }
@@ -264,6 +282,7 @@ void MSetGeneric(CommandContext& c, bool nx) {
     auto current = c.ctx.Lookup(c.db(), c.arg(i));
     if (ReplyIfError(c, current.status())) return;
     WriteString(c, c.arg(i), c.arg(i + 1), 0, *current);
+    Notify(c, notify::kString, "set", c.arg(i));
   }
   if (nx) return c.reply.Integer(1);
   c.reply.Ok();
@@ -287,17 +306,23 @@ void AppendCommand(CommandContext& c) {
   if (c.arg(2).empty()) {
     // Appending nothing is still a write in Redis: a missing key is created empty, and an
     // existing one is touched (WATCH sees it) and becomes raw.
-    if (!old->live()) return WriteString(c, c.arg(1), "", 0, *old);
-    Metadata meta = old->meta;
-    meta.encoding = StringEncoding::kRaw;
-    return c.ctx.Write(c.db(), c.arg(1), meta, *old);
+    if (!old->live()) {
+      WriteString(c, c.arg(1), "", 0, *old);
+    } else {
+      Metadata meta = old->meta;
+      meta.encoding = StringEncoding::kRaw;
+      c.ctx.Write(c.db(), c.arg(1), meta, *old);
+    }
+    return Notify(c, notify::kString, "append", c.arg(1));
   }
   editor.Finish(old->live() ? StringEncoding::kRaw : StringEncoding::kAuto);
+  Notify(c, notify::kString, "append", c.arg(1));
 }
 
 void StrlenCommand(CommandContext& c) {
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Integer(state->live() ? static_cast<int64_t>(StringLength(state->meta)) : 0);
 }
 
@@ -319,6 +344,7 @@ void IncrByGeneric(CommandContext& c, int64_t delta) {
   int64_t result = current + delta;
   c.reply.Integer(result);
   WriteString(c, c.arg(1), std::to_string(result), old->live() ? old->meta.expire_ms : 0, *old);
+  Notify(c, notify::kString, "incrby", c.arg(1));
 }
 
 void IncrCommand(CommandContext& c) {
@@ -358,6 +384,7 @@ void IncrByFloatCommand(CommandContext& c) {
   c.reply.Bulk(text);
   WriteString(c, c.arg(1), std::move(text), old->live() ? old->meta.expire_ms : 0, *old,
               StringEncoding::kNoInt);
+  Notify(c, notify::kString, "incrbyfloat", c.arg(1));
 }
 
 void GetRangeCommand(CommandContext& c) {
@@ -367,6 +394,7 @@ void GetRangeCommand(CommandContext& c) {
   if (!end) return;
   auto state = LookupString(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   int64_t len = state->live() ? static_cast<int64_t>(StringLength(state->meta)) : 0;
   int64_t from = *start, to = *end;
   if (from < 0 && to < 0 && from > to) return c.reply.Bulk("");
@@ -396,6 +424,7 @@ void SetRangeCommand(CommandContext& c) {
   if (ReplyIfError(c, editor.Write(static_cast<uint64_t>(*offset), patch))) return;
   c.reply.Integer(static_cast<int64_t>(editor.length()));
   editor.Finish(StringEncoding::kRaw);
+  Notify(c, notify::kString, "setrange", c.arg(1));
 }
 
 constexpr uint32_t kW = kCmdWrite | kCmdDenyOom;

@@ -66,8 +66,8 @@ bool ReadOperands(CommandContext& c, std::string* a, std::string* b) {
   if (ReplyIfError(c, state_a.status())) return false;
   auto state_b = c.ctx.Lookup(c.db(), c.arg(2));
   if (ReplyIfError(c, state_b.status())) return false;
-  CountHit(c, state_a->live());
-  CountHit(c, state_b->live());
+  CountHit(c, c.arg(1), state_a->live());
+  CountHit(c, c.arg(2), state_b->live());
   for (const KeyState* s : {&*state_a, &*state_b}) {
     if (s->live() && s->meta.type != RedisType::kString) {
       c.reply.Error(kLcsTypeError);

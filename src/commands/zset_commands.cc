@@ -40,6 +40,8 @@ std::optional<std::vector<ScoredMember>> PopMembers(CommandContext& c, const std
   ZsetWriter w(c.ctx, c.db(), key, state);
   w.Pop(*items, max);
   w.Finish();
+  Notify(c, notify::kZset, max ? "zpopmax" : "zpopmin", key);
+  if (n >= state.meta.size) Notify(c, notify::kGeneric, "del", key);
   return std::move(*items);
 }
 
@@ -197,6 +199,7 @@ void ZaddCommand(CommandContext& c) {
     }
   }
   w.Finish();
+  if (added + updated != 0) Notify(c, notify::kZset, f.incr ? "zincr" : "zadd", c.arg(1));
   if (f.incr) return done ? c.reply.Double(result) : c.reply.Null();
   c.reply.Integer(f.ch ? added + updated : added);
 }
@@ -214,6 +217,7 @@ void ZincrbyCommand(CommandContext& c) {
   double result = 0;
   if (!ZaddOne(c, w, f, c.arg(3), *incr, &added, &updated, &done, &result)) return;
   w.Finish();
+  if (added + updated != 0) Notify(c, notify::kZset, "zincr", c.arg(1));
   c.reply.Double(result);
 }
 
@@ -232,18 +236,25 @@ void ZremCommand(CommandContext& c) {
     removed++;
   }
   w.Finish();
+  if (removed != 0) {
+    Notify(c, notify::kZset, "zrem", c.arg(1));
+    if (static_cast<uint64_t>(removed) >= old->meta.size)
+      Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(removed);
 }
 
 void ZcardCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   c.reply.Integer(state->live() ? static_cast<int64_t>(state->meta.size) : 0);
 }
 
 void ZscoreCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live() || !MemberFilterOf(c.ctx, state->meta.version).MayHold(c.arg(2))) {
     return c.reply.Null();
   }
@@ -257,6 +268,7 @@ void ZscoreCommand(CommandContext& c) {
 void ZmscoreCommand(CommandContext& c) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   std::vector<std::optional<double>> scores;
   MemberFilterRef filter = MemberFilterOf(c.ctx, state->meta.version);
   for (size_t i = 2; i < c.argc(); i++) {
@@ -280,6 +292,7 @@ void ZmscoreCommand(CommandContext& c) {
 void RankCommand(CommandContext& c, bool reverse) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live() || !MemberFilterOf(c.ctx, state->meta.version).MayHold(c.arg(2))) {
     return c.reply.Null();
   }
@@ -305,6 +318,7 @@ template <typename Range, typename Scan>
 void ReplyRangeCount(CommandContext& c, const Range& range, Scan scan) {
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   int64_t n = 0;
   if (state->live()) {
     Status s = scan(c.ctx, c.db(), c.arg(1), state->meta, range, false,
@@ -391,6 +405,7 @@ void ZrandmemberCommand(CommandContext& c) {
   }
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.argc() >= 3 ? c.reply.Array(0) : c.reply.Null();
   if (count == 0) return ReplyScored(c, {}, withscores);
   const bool repeats = c.argc() == 2 || count < 0;

@@ -145,6 +145,7 @@ void RangeGeneric(CommandContext& c, RangeType type, Direction direction) {
   if (!ParseRange(c, 1, false, &q)) return;
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
+  CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Array(0);
   // The count comes first in the reply, so the members are gathered before replying: stop once
   // they alone pass max-reply-size (the reply could not be sent anyway).
@@ -182,6 +183,7 @@ void ZrangestoreCommand(CommandContext& c) {
   if (!ParseRange(c, 2, true, &q)) return;
   auto src = LookupZset(c, c.arg(2));
   if (!src) return;
+  CountHit(c, c.arg(2), src->live());
   std::vector<ScoredMember> items;
   if (src->live()) {
     auto got = RunRange(c, c.arg(2), src->meta, q);
@@ -193,6 +195,11 @@ void ZrangestoreCommand(CommandContext& c) {
   ZsetWriter w(c.ctx, c.db(), c.arg(1), *dst, /*replace=*/true);
   for (const auto& item : items) w.Put(item.member, item.score, nullptr);
   w.Finish();
+  if (!items.empty()) {
+    Notify(c, notify::kZset, "zrangestore", c.arg(1));
+  } else if (dst->live()) {
+    Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(static_cast<int64_t>(items.size()));
 }
 
@@ -223,6 +230,14 @@ void RemRangeGeneric(CommandContext& c, RangeType type) {
   ZsetWriter w(c.ctx, c.db(), c.arg(1), *state);
   for (const auto& item : *items) w.Remove(item.member, item.score);
   w.Finish();
+  if (!items->empty()) {
+    Notify(c, notify::kZset,
+           type == RangeType::kRank    ? "zremrangebyrank"
+           : type == RangeType::kScore ? "zremrangebyscore"
+                                       : "zremrangebylex",
+           c.arg(1));
+    if (items->size() >= state->meta.size) Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(static_cast<int64_t>(items->size()));
 }
 

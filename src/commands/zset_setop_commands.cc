@@ -107,6 +107,7 @@ bool LookupInputs(CommandContext& c, const SetOpRequest& q, std::vector<Input>* 
   for (size_t k : q.keys) {
     auto state = c.ctx.Lookup(c.db(), c.arg(k));
     if (ReplyIfError(c, state.status())) return false;
+    CountHit(c, c.arg(k), state->live());
     if (state->live() && state->meta.type != RedisType::kZset &&
         state->meta.type != RedisType::kSet) {
       c.reply.Error(kWrongTypeError);
@@ -262,6 +263,11 @@ void SetOpGeneric(CommandContext& c, SetOp op, bool store, bool card_only) {
   ZsetWriter w(c.ctx, c.db(), c.arg(1), *dst, /*replace=*/true);
   for (const auto& item : sorted) w.Put(item.member, item.score, nullptr);
   w.Finish();
+  if (!sorted.empty()) {
+    Notify(c, notify::kZset, CommandName(q), c.arg(1));
+  } else if (dst->live()) {
+    Notify(c, notify::kGeneric, "del", c.arg(1));
+  }
   c.reply.Integer(static_cast<int64_t>(sorted.size()));
 }
 

@@ -153,6 +153,11 @@ const std::vector<ConfigKey> kKeys = {
     {"latency-monitor-threshold", ConfigKind::kInt, "0", true, 0, INT64_MAX, "",
      "ms from which LATENCY records a command as a latency event (0 = off)"},
     // --- end of the introspection block ---
+    // --- keyspace notifications (h-notify): the class letters are parsed and validated by
+    // types/keyspace_events.cc through an apply hook that Keyspace::Open() registers. ---
+    {"notify-keyspace-events", ConfigKind::kString, "", true, 0, 0, "",
+     "keyspace notification classes (Redis's letters: K E g $ l s h z x e t m d n A)"},
+    // --- end of keyspace notifications ---
 };
 
 // Old names Redis still accepts, resolved to the key they stand for.

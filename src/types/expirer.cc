@@ -123,6 +123,7 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
       ctx.NoteEndedIncarnation(d.pdb, d.key, meta);
       ctx.batch().Delete(ColumnFamily::kMetadata, meta_key);
       ctx.touched_.Add(d.pdb, d.key);
+      ctx.Notify(notify::kExpired, "expired", keyspace_->Logical(d.pdb), d.key);
       deleted++;
     }
   }

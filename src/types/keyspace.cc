@@ -9,6 +9,7 @@
 #include "storage/engine.h"
 #include "storage/format_marker.h"
 #include "types/compaction.h"
+#include "types/pubsub_record.h"
 #include "types/set.h"
 
 namespace basalt {
@@ -39,6 +40,18 @@ StatusOr<std::unique_ptr<Keyspace>> Keyspace::Open(Config* config) {
   if (!s.ok()) return s;
   ks->member_filters_.SetBudget(config->GetInt("member-filter-size"));
   Keyspace* raw = ks.get();
+  std::optional<uint32_t> classes = ParseNotifyClasses(config->GetString("notify-keyspace-events"));
+  if (!classes) {
+    return Status::InvalidArgument(std::string("notify-keyspace-events: ") +
+                                   kInvalidNotifyClassesError);
+  }
+  ks->events_.Configure(*classes);
+  config->AddApplyHook("notify-keyspace-events", [raw](const std::string&, const std::string& v) {
+    std::optional<uint32_t> parsed = ParseNotifyClasses(v);
+    if (!parsed) return Status::InvalidArgument(kInvalidNotifyClassesError);
+    raw->events_.Configure(*parsed);
+    return Status::OK();
+  });
   config->AddApplyHook("member-filter-size", [raw](const std::string&, const std::string& value) {
     raw->member_filters_.SetBudget(std::stoull(value));
     return Status::OK();
@@ -177,6 +190,13 @@ Status Keyspace::SwapDatabases(int a, int b) {
   return Status::OK();
 }
 
+int Keyspace::Logical(uint8_t pdb) const {
+  for (int db = 0; db < kMaxDatabases; db++) {
+    if (Physical(db) == pdb) return db;
+  }
+  return pdb;
+}
+
 void Keyspace::NoteUntrackedMemberWrites() {
   NoteUntrackedSetWrites();
   member_filters_.Clear();
@@ -307,6 +327,33 @@ StatusOr<KeyState> Context::LookupOfType(int db, std::string_view key, RedisType
   return state;
 }
 
+void Context::AddNotification(uint32_t event_class, std::string_view event, int db,
+                              std::string_view key) {
+  KeyspaceEvents& events = keyspace_->events_;
+  uint32_t classes = events.classes();
+  KeyspaceEvents::Sink* sink = events.sink();
+  // A key miss happens on a read: it is this server's own, and never travels to replicas.
+  bool replicate = event_class != notify::kKeyMiss && sink->Replicating();
+  auto channel = [db](std::string_view kind, std::string_view name) {
+    std::string out;
+    out.reserve(kind.size() + name.size() + 8);
+    out.append(kind);
+    out.push_back('@');
+    out.append(std::to_string(db));
+    out.append("__:");
+    out.append(name);
+    return out;
+  };
+  auto emit = [&](std::string channel_name, std::string_view message) {
+    if (replicate) AddPubsubRecord(batch_, false, channel_name, message);
+    AfterCommit([sink, channel_name = std::move(channel_name), message = std::string(message)] {
+      sink->Deliver(channel_name, message);
+    });
+  };
+  if (classes & notify::kKeyspace) emit(channel("__keyspace", key), event);
+  if (classes & notify::kKeyevent) emit(channel("__keyevent", event), key);
+}
+
 void Context::Retire(uint8_t pdb, std::string_view key, const Metadata& old) {
   key_deltas_[pdb]--;
   if (old.expire_ms != 0) {
@@ -356,6 +403,11 @@ void Context::Write(int db, std::string_view key, const Metadata& meta, const Ke
     RememberWrite(pdb, key, meta);
     return;
   }
+  if (!old.live()) {
+    // As Redis's write lookup deletes an expired key before the command creates it anew.
+    if (old.present) Notify(notify::kExpired, "expired", db, key);
+    Notify(notify::kNew, "new", db, key);
+  }
   if (old.present) {
     Retire(pdb, key, old.meta);
     if (meta.version != old.meta.version || meta.type != old.meta.type) {
@@ -403,6 +455,7 @@ void Context::WriteCollection(int db, std::string_view key, const Metadata& meta
 
 void Context::Delete(int db, std::string_view key, const KeyState& old) {
   if (!old.present) return;
+  if (old.expired) Notify(notify::kExpired, "expired", db, key);
   uint8_t pdb = keyspace_->Physical(db);
   Retire(pdb, key, old.meta);
   NoteEndedIncarnation(pdb, key, old.meta);

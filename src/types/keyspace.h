@@ -2,8 +2,8 @@
 //
 // Keyspace owns what every type shares: the engine, the logical->physical database map that
 // makes SWAPDB O(1), exact per-database key/expire counts, the key lock table, the watch
-// registry and the exclusive lock that MULTI/EXEC and whole-database commands hold so that no
-// client ever observes half of them.
+// registry, the keyspace notification classes (keyspace_events.h) and the exclusive lock that
+// MULTI/EXEC and whole-database commands hold so that no client ever observes half of them.
 //
 // Context gathers one command's (or one EXEC's) reads and writes into a single Batch. Writers
 // Lookup() a key, then Write() or Delete() it passing the state they looked up: the Context
@@ -27,6 +27,7 @@
 #include "config/config.h"
 #include "storage/batch.h"
 #include "storage/engine.h"
+#include "types/keyspace_events.h"
 #include "types/lock_table.h"
 #include "types/member_filter.h"
 #include "types/metadata.h"
@@ -59,6 +60,9 @@ class Keyspace {
   // metadata cache slot and lock stripe. Takes no lock; a key never used costs only its fetch.
   void PrefetchForCommands(int db, std::span<const std::string_view> keys);
   WatchRegistry& watches() { return watches_; }
+  KeyspaceEvents& events() { return events_; }
+  // The logical database that physical database `pdb` currently serves.
+  int Logical(uint8_t pdb) const;
   MemberFilters& member_filters() { return member_filters_; }
   // Held shared by every command and exclusively by EXEC, FLUSHDB/FLUSHALL and SWAPDB.
   WriterPreferringMutex& exclusive() { return exclusive_; }
@@ -134,6 +138,7 @@ class Keyspace {
   WatchRegistry watches_;
   MemberFilters member_filters_{0};
   TouchListener* touch_listener_ = nullptr;
+  KeyspaceEvents events_;
   WriterPreferringMutex exclusive_;
 };
 
@@ -163,9 +168,11 @@ class Context {
   // Type-checked read: NotFound if absent, WRONGTYPE if another type.
   StatusOr<KeyState> LookupOfType(int db, std::string_view key, RedisType type);
   // Replaces the key with `meta`, retiring `old` (which must come from Lookup in this Context).
-  // Only touches the key when `old` is live and equal to `meta`.
+  // Only touches the key when `old` is live and equal to `meta`. When `old` is not live the key
+  // is a new one: the `new` notification (and `expired` first if `old` had expired).
   void Write(int db, std::string_view key, const Metadata& meta, const KeyState& old);
-  // Removes the key's live or expired entry. No-op if `old` is not present.
+  // Removes the key's live or expired entry (an expired one is the `expired` notification).
+  // No-op if `old` is not present.
   void Delete(int db, std::string_view key, const KeyState& old);
   // Write() for a collection, or Delete() once it has no members left, as Redis removes an
   // emptied collection. The members of a deleted incarnation go with compaction.
@@ -184,11 +191,18 @@ class Context {
   // Runs `fn` after the next successful Commit(), in the order registered; dropped if the commit
   // fails. Pub/sub delivery waits here so a message never overtakes the writes before it.
   void AfterCommit(std::function<void()> fn) { after_commit_.push_back(std::move(fn)); }
+  // A keyspace notification (types/keyspace_events.h): `event` of class `event_class` happened
+  // to `key` of `db`. Delivered after the next successful Commit(); one relaxed load when the
+  // class is off.
+  void Notify(uint32_t event_class, std::string_view event, int db, std::string_view key) {
+    if (keyspace_->events_.Enabled(event_class)) AddNotification(event_class, event, db, key);
+  }
   // Whether a Commit() of this Context wrote anything.
   bool wrote() const { return wrote_; }
 
  private:
   friend class ActiveExpirer;
+  void AddNotification(uint32_t event_class, std::string_view event, int db, std::string_view key);
   void Retire(uint8_t pdb, std::string_view key, const Metadata& old);
   void Register(uint8_t pdb, std::string_view key, const Metadata& meta);
   void RetireOrphanedExpiry(uint8_t pdb, std::string_view key, int64_t expire_ms);

@@ -317,6 +317,13 @@ uint64_t ListPushTo(Context& ctx, int db, std::string_view key, const KeyState& 
   return meta.size;
 }
 
+void ListReplace(Context& ctx, int db, std::string_view key, const KeyState& old,
+                 std::span<const std::string_view> items) {
+  Metadata meta = NewList();
+  for (std::string_view item : items) PushRaw(ctx, db, key, meta, ListEnd::kRight, item);
+  ctx.Write(db, key, meta, old);
+}
+
 StatusOr<uint64_t> ListPush(Context& ctx, int db, std::string_view key, ListEnd end,
                             std::span<const std::string_view> items, bool only_if_exists) {
   auto state = LookupList(ctx, db, key);

@@ -80,6 +80,11 @@ void ListSet(Context& ctx, int db, std::string_view key, const KeyState& state, 
 uint64_t ListPushTo(Context& ctx, int db, std::string_view key, const KeyState& state, ListEnd end,
                     std::span<const std::string_view> items);
 
+// A new list of `items` (left to right) in place of `old`, whatever it held: SORT ... STORE.
+// The key is overwritten, not deleted and created again, so it is no new key if `old` was live.
+void ListReplace(Context& ctx, int db, std::string_view key, const KeyState& old,
+                 std::span<const std::string_view> items);
+
 // LPUSH/RPUSH (and the X variants with only_if_exists: then 0 when the key is missing).
 // Returns the new length, or the WRONGTYPE error.
 StatusOr<uint64_t> ListPush(Context& ctx, int db, std::string_view key, ListEnd end,
