@@ -10,6 +10,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "net/worker.h"
@@ -62,6 +64,19 @@ bool IsLoopback(const sockaddr* addr) {
   return addr->sa_family == AF_UNIX;
 }
 
+// tcp-keepalive as Redis sets it: probes after `seconds` idle, then every third of that, and the
+// peer is dropped after three unanswered probes.
+void SetKeepAlive(int fd, int seconds) {
+  if (seconds <= 0) return;
+  int one = 1;
+  int interval = std::max(1, seconds / 3);
+  int count = 3;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &seconds, sizeof(seconds));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
 void RejectWith(int fd, const char* text) {
   ssize_t ignored = write(fd, text, strlen(text));
   (void)ignored;
@@ -76,31 +91,84 @@ NetworkServer::NetworkServer(ServerState* state) : state_(state) {
 }
 
 NetworkServer::~NetworkServer() {
-  if (listener_ != nullptr) evconnlistener_free(listener_);
+  for (auto* listener : listeners_) evconnlistener_free(listener);
   workers_.clear();
   if (sigterm_ != nullptr) event_free(sigterm_);
   if (sigint_ != nullptr) event_free(sigint_);
   event_base_free(base_);
 }
 
-Status NetworkServer::Start() {
-  std::string bind = state_->config->GetString("bind");
-  std::string port = std::to_string(state_->config->GetInt("port"));
+Status NetworkServer::Listen(const std::string& address, const std::string& port, int backlog,
+                             bool optional, bool* skipped) {
+  *skipped = false;
+  std::string host = address == "*" ? "0.0.0.0" : address == "::*" ? "::" : address;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE;
   addrinfo* res = nullptr;
-  int rc = getaddrinfo(bind.c_str(), port.c_str(), &hints, &res);
-  if (rc != 0)
-    return Status::InvalidArgument("can't resolve bind address '" + bind +
-                                   "': " + gai_strerror(rc));
-  listener_ =
-      evconnlistener_new_bind(base_, OnAccept, this, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 511,
-                              res->ai_addr, static_cast<int>(res->ai_addrlen));
+  int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+  if (rc != 0) {
+    *skipped = optional;
+    return optional ? Status::OK()
+                    : Status::InvalidArgument("can't resolve bind address '" + address +
+                                              "': " + gai_strerror(rc));
+  }
+  int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+  int err = errno;
+  if (fd >= 0) {
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    // An IPv6 socket takes IPv6 only, so that "0.0.0.0" and "::" can both be bound.
+    if (res->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, backlog) != 0) {
+      err = errno;
+      close(fd);
+      fd = -1;
+    }
+  }
   freeaddrinfo(res);
-  if (listener_ == nullptr)
-    return Status::IOError("can't listen on " + bind + ":" + port + ": " + strerror(errno));
+  if (fd < 0) {
+    // Redis's rule for '-': an address this host does not have is skipped; one in use is not.
+    if (optional && (err == EADDRNOTAVAIL || err == EAFNOSUPPORT || err == EPROTONOSUPPORT ||
+                     err == ESOCKTNOSUPPORT)) {
+      *skipped = true;
+      return Status::OK();
+    }
+    return Status::IOError("can't listen on " + address + ":" + port + ": " + strerror(err));
+  }
+  evutil_make_socket_nonblocking(fd);
+  // A negative backlog tells libevent the socket already listens.
+  evconnlistener* listener =
+      evconnlistener_new(base_, OnAccept, this, LEV_OPT_CLOSE_ON_FREE, -1, fd);
+  if (listener == nullptr) {
+    close(fd);
+    return Status::IOError("can't listen on " + address + ":" + port);
+  }
+  listeners_.push_back(listener);
+  return Status::OK();
+}
+
+Status NetworkServer::Start() {
+  std::string bind = state_->config->GetString("bind");
+  std::string port = std::to_string(state_->config->GetInt("port"));
+  int backlog = static_cast<int>(state_->config->GetInt("tcp-backlog"));
+  std::string bound;
+  for (std::string address : SplitWords(bind)) {
+    bool optional = address.size() > 1 && address[0] == '-';
+    if (optional) address.erase(0, 1);
+    bool skipped = false;
+    Status s = Listen(address, port, backlog, optional, &skipped);
+    if (!s.ok()) return s;
+    if (skipped) {
+      LOG(WARNING) << "skipping bind address " << address << ": not available on this host";
+      continue;
+    }
+    if (!bound.empty()) bound.push_back(' ');
+    bound.append(address);
+  }
+  if (listeners_.empty())
+    return Status::InvalidArgument("no address to listen on (bind '" + bind + "')");
 
   signal(SIGPIPE, SIG_IGN);
   auto stop = [](evutil_socket_t, short, void* arg) {
@@ -123,16 +191,14 @@ Status NetworkServer::Start() {
     workers_[i]->SetPeers(peers, static_cast<uint8_t>(i < 255 ? i + 1 : 0), &moved_clients_);
   for (auto& w : workers_) w->Start();
   state_->request_shutdown = [this] { RequestStop(); };
-  LOG(INFO) << "listening on " << bind << ":" << port << " with " << n << " workers";
+  LOG(INFO) << "listening on " << bound << " port " << port << " with " << n << " workers";
   return Status::OK();
 }
 
 void NetworkServer::Run() {
   event_base_dispatch(base_);
-  if (listener_ != nullptr) {
-    evconnlistener_free(listener_);
-    listener_ = nullptr;
-  }
+  for (auto* listener : listeners_) evconnlistener_free(listener);
+  listeners_.clear();
   // A script still running (on the offload thread, or inside an EXEC on a worker) stops at its
   // next hook and its writes are dropped, so that stopping never waits for it.
   state_->script_guard.AbortForShutdown();
@@ -161,6 +227,7 @@ void NetworkServer::Accept(evutil_socket_t fd, const sockaddr* addr) {
   state_->counters.connections_received++;
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  SetKeepAlive(fd, static_cast<int>(config->GetInt("tcp-keepalive")));
   sockaddr_storage local{};
   socklen_t local_len = sizeof(local);
   getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len);

@@ -29,7 +29,9 @@ class NetworkServer {
   explicit NetworkServer(ServerState* state);
   ~NetworkServer();
 
-  // Binds and starts the workers; the caller then runs Run() on the main thread.
+  // Listens on every `bind` address (one prefixed with '-' is skipped when it can't be bound,
+  // "*" is every IPv4 address, "::*" every IPv6 one) with `tcp-backlog`, and starts the
+  // workers; the caller then runs Run() on the main thread.
   Status Start();
   // Serves until RequestStop(); then closes every connection and joins the workers.
   void Run();
@@ -40,10 +42,14 @@ class NetworkServer {
   static void OnAccept(evconnlistener* listener, evutil_socket_t fd, sockaddr* addr, int len,
                        void* arg);
   void Accept(evutil_socket_t fd, const sockaddr* addr);
+  // One listening socket on `address`:`port`; `*skipped` when an optional address is not
+  // available on this host.
+  Status Listen(const std::string& address, const std::string& port, int backlog, bool optional,
+                bool* skipped);
 
   ServerState* state_;
   event_base* base_ = nullptr;
-  evconnlistener* listener_ = nullptr;
+  std::vector<evconnlistener*> listeners_;
   event* sigterm_ = nullptr;
   event* sigint_ = nullptr;
   MovedClients moved_clients_;  // outlives the workers, which use it until they are destroyed
