@@ -122,9 +122,12 @@ class ServerProcess:
     ``appendonly yes`` + ``appendfsync always``).  ``persistent=True``
     asks for data that survives restart/kill -9 (Basalt always persists;
     redis-server then runs with ``appendonly yes --appendfsync always``).
+    ``config_file`` is given before the options (they override it) and
+    ``env`` adds environment variables.
     """
 
-    def __init__(self, kind, args=None, persistent=False, name="srv"):
+    def __init__(self, kind, args=None, persistent=False, name="srv", config_file=None,
+                 env=None):
         assert kind in ("basalt", "redis")
         self.kind = kind
         self.args = _normalize_args(args)
