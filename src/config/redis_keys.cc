@@ -36,12 +36,12 @@ ConfigKey List(const char* name, const char* def, ConfigCheck check) {
 }
 
 const std::vector<ConfigKey> kRedisKeys = {
-    // Persistence: Basalt's data is RocksDB in `dir`, every write is in its WAL (see
-    // appendfsync and durability).
+    // Persistence and memory: Basalt's data is RocksDB in `dir` with every write in its WAL
+    // (see appendfsync), and memory is bounded by the caches' sizes, not by maxmemory.
     List("save", "3600 1 300 100 60 10000", CheckSave),
     Bool("appendonly", "no", true),
-    // maxmemory bounds nothing: data lives on disk, memory is the caches' sizes.
     Memory("maxmemory", "0", true, 0, kLongMax),
+    // RDB and AOF files, which Basalt does not write.
     Bool("rdbchecksum", "yes", false),
     Bool("rdbcompression", "yes", true),
     Bool("rdb-del-sync-files", "no", true),
