@@ -55,6 +55,7 @@ const std::vector<ConfigKey> kRedisKeys = {
     Bool("aof-load-truncated", "yes", true),
     Bool("aof-use-rdb-preamble", "yes", true),
     Bool("aof-timestamp-enabled", "no", true),
+    Bool("aof-disable-auto-gc", "no", true),
     Int("auto-aof-rewrite-percentage", "100", true, 0, kIntMax),
     Memory("auto-aof-rewrite-min-size", "64mb", true, 0, kLongMax),
     // Process and memory management of an in-memory server.

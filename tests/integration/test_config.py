@@ -303,6 +303,23 @@ def test_bind_optional_address_is_skipped(start_server):
     assert srv.client().config_get("bind") == {"bind": "127.0.0.1 -192.0.2.1"}
 
 
+@pytest.mark.skipif(shutil.which("ss") is None, reason="needs ss (iproute2)")
+def test_tcp_keepalive_on_accepted_sockets(start_server):
+    srv = start_server(args=[("tcp-keepalive", "120")])
+
+    def timer():
+        with socket.create_connection(("127.0.0.1", srv.port)) as s:
+            s.sendall(b"PING\r\n")
+            s.recv(16)
+            return subprocess.run(["ss", "-tnoH", "state", "established",
+                                   "( sport = :%d )" % srv.port],
+                                  capture_output=True, text=True).stdout
+
+    assert "timer:(keepalive,1min" in timer() or "timer:(keepalive,2min" in timer()
+    assert srv.client().config_set("tcp-keepalive", "0")
+    assert "keepalive" not in timer()
+
+
 def test_pidfile_written_and_removed(start_server, tmp_path):
     pidfile = tmp_path / "s.pid"
     srv = start_server(args=[("pidfile", str(pidfile))])
