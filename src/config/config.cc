@@ -1,5 +1,6 @@
 #include "config/config.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -183,14 +184,27 @@ std::string CanonicalName(std::string_view name) {
 // "a|b|c" as Redis lists an enum's choices in its error: "a, b, c".
 std::string ChoicesText(std::string_view choices) {
   std::string out;
+  bool synonym = false;  // skipping the "=shown" part of a choice
   for (char c : choices) {
     if (c == '|') {
       out += ", ";
-    } else {
+      synonym = false;
+    } else if (c == '=') {
+      synonym = true;
+    } else if (!synonym) {
       out += c;
     }
   }
   return out;
+}
+
+// Values Redis accepts but then keeps within bounds, showing the bounded value: hz within
+// 1..500, repl-backlog-size at least 16kb.
+int64_t Clamped(const ConfigKey& key, int64_t v) {
+  std::string_view name = key.name;
+  if (name == "hz") return std::clamp<int64_t>(v, 1, 500);
+  if (name == "repl-backlog-size") return std::max<int64_t>(v, 16 * 1024);
+  return v;
 }
 
 Status RangeError(const ConfigKey& key) {
@@ -252,6 +266,7 @@ Status Config::Parse(const ConfigKey& key, std::string_view input, Value* out) c
       auto v = ParseInt64(input);
       if (!v) return Status::InvalidArgument("argument couldn't be parsed into an integer");
       if (*v < key.min || *v > key.max) return RangeError(key);
+      *v = Clamped(key, *v);
       out->number = *v;
       out->text = std::to_string(*v);
       return Status::OK();
@@ -279,13 +294,18 @@ Status Config::Parse(const ConfigKey& key, std::string_view input, Value* out) c
         v = ParseInt64(input.substr(0, input.size() - 1));
         if (v && *v >= 0) *v = -*v;  // Redis keeps a percentage as a negative number
       } else {
-        v = ParseMemory(input);
+        // Redis's memtoull reads "" as 0 and takes leading zeros ("0777" is 777).
+        std::string_view digits = input;
+        while (digits.size() > 1 && digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9')
+          digits.remove_prefix(1);
+        v = digits.empty() ? std::optional<int64_t>(0) : ParseMemory(digits);
       }
       if (!v || (percent && *v > 0))
         return Status::InvalidArgument(key.kind == ConfigKind::kMemory
                                            ? "argument must be a memory value"
                                            : "argument must be a memory or percent value");
       if (*v < key.min || *v > key.max) return RangeError(key);
+      *v = Clamped(key, *v);
       out->number = *v;
       out->text = *v < 0 ? std::to_string(-*v) + "%" : std::to_string(*v);
       return Status::OK();
@@ -302,13 +322,16 @@ Status Config::Parse(const ConfigKey& key, std::string_view input, Value* out) c
       return Status::OK();
     }
     case ConfigKind::kEnum: {
+      // A choice "name=shown" is a synonym that CONFIG GET shows as `shown`, as Redis shows
+      // the first name of an enum value.
       std::string lower = ToLower(input);
       std::string_view choices = key.choices;
       while (!choices.empty()) {
         size_t bar = choices.find('|');
         std::string_view choice = choices.substr(0, bar);
-        if (choice == lower) {
-          out->text = lower;
+        size_t eq = choice.find('=');
+        if (choice.substr(0, eq) == lower) {
+          out->text = eq == std::string_view::npos ? lower : std::string(choice.substr(eq + 1));
           return Status::OK();
         }
         if (bar == std::string_view::npos) break;

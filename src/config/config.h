@@ -55,7 +55,7 @@ struct ConfigKey {
   bool live;        // CONFIG SET allowed while running
   int64_t min = 0;  // kInt/kMemory range
   int64_t max = 0;
-  const char* choices = "";  // kEnum: "a|b|c"
+  const char* choices = "";  // kEnum: "a|b|c"; "b=a" accepts b and shows a
   const char* help = "";     // one line for conf/basalt.conf
   // A Redis key that means nothing for a disk store: accepted, kept, shown and rewritten, and
   // named once at start-up as accepted without effect.

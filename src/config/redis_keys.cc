@@ -82,7 +82,7 @@ const std::vector<ConfigKey> kRedisKeys = {
     Bool("crash-log-enabled", "yes", true),
     Bool("crash-memcheck-enabled", "yes", true),
     Bool("disable-thp", "yes", false),
-    Enum("oom-score-adj", "no", true, "no|yes|relative|absolute"),
+    Enum("oom-score-adj", "no", true, "no|yes|relative=yes|absolute"),
     List("oom-score-adj-values", "0 200 800", CheckOomScoreAdjValues),
     String("server_cpulist", "", false),
     String("bio_cpulist", "", false),
@@ -152,7 +152,8 @@ const std::vector<ConfigKey> kRedisKeys = {
     Int("cluster-node-timeout", "15000", true, 0, kLongMax),
     Int("cluster-port", "0", false, 0, 65535),
     String("cluster-announce-ip", "", true),
-    String("cluster-announce-hostname", "", true),
+    {"cluster-announce-hostname", ConfigKind::kString, "", true, 0, 0, "", kNoEffect, true,
+     CheckAnnouncedHostname},
     String("cluster-announce-human-nodename", "", true),
     Int("cluster-announce-port", "0", true, 0, 65535),
     Int("cluster-announce-bus-port", "0", true, 0, 65535),
@@ -289,6 +290,18 @@ Status CheckReplicaOf(std::string_view input, std::string* canonical) {
   if (!ParseLoose(words[1], &port) || port < 0 || port > 65535)
     return Status::InvalidArgument("Invalid master port");
   *canonical = words[0] + " " + std::to_string(port);
+  return Status::OK();
+}
+
+Status CheckAnnouncedHostname(std::string_view input, std::string* canonical) {
+  for (char c : input) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '.';
+    if (!ok)
+      return Status::InvalidArgument(
+          "Hostnames may only contain alphanumeric characters, hyphens or dots");
+  }
+  *canonical = std::string(input);
   return Status::OK();
 }
 

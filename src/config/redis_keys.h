@@ -22,6 +22,7 @@ const std::vector<std::pair<std::string_view, std::string_view>>& RedisAliases()
 Status CheckSave(std::string_view input, std::string* canonical);       // "<sec> <changes>..."
 Status CheckBind(std::string_view input, std::string* canonical);       // addresses, '-' prefix
 Status CheckReplicaOf(std::string_view input, std::string* canonical);  // "host port", "no one"
+Status CheckAnnouncedHostname(std::string_view input, std::string* canonical);
 Status CheckNotifyKeyspaceEvents(std::string_view input, std::string* canonical);
 Status CheckShutdownOnSignal(std::string_view input, std::string* canonical);
 Status CheckOomScoreAdjValues(std::string_view input, std::string* canonical);

@@ -534,6 +534,18 @@ TEST(ConfigTest, RedisValueKinds) {
   EXPECT_EQ(config.SetAtStartup("maxmemory-policy", "lru").message(),
             "argument(s) must be one of the following: volatile-lru, volatile-lfu, "
             "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction");
+  ASSERT_TRUE(config.SetAtStartup("oom-score-adj", "Relative").ok());
+  EXPECT_EQ(config.GetString("oom-score-adj"), "yes");  // Redis shows an enum's first name
+  EXPECT_EQ(config.SetAtStartup("oom-score-adj", "x").message(),
+            "argument(s) must be one of the following: no, yes, relative, absolute");
+  ASSERT_TRUE(config.SetAtStartup("hz", "1000").ok());
+  EXPECT_EQ(config.GetInt("hz"), 500);                         // clamped as Redis clamps it
+  ASSERT_TRUE(config.SetAtStartup("maxmemory", "0777").ok());  // memtoull's leading zeros
+  EXPECT_EQ(config.GetInt("maxmemory"), 777);
+  ASSERT_TRUE(config.SetAtStartup("maxmemory", "").ok());
+  EXPECT_EQ(config.GetInt("maxmemory"), 0);
+  EXPECT_EQ(config.SetAtStartup("repl-backlog-size", "").message(),
+            "argument must be between 1 and 9223372036854775807 inclusive");
   ASSERT_TRUE(config.SetAtStartup("hash-max-ziplist-value", "1kb").ok());
   EXPECT_EQ(config.GetString("hash-max-listpack-value"), "1024");
   EXPECT_EQ(config.SetAtStartup("list-max-listpack-size", "x").message(),
