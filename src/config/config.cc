@@ -52,7 +52,7 @@ const std::vector<ConfigKey> kKeys = {
     {"syslog-facility", ConfigKind::kEnum, "local0", false, 0, 0,
      "user|local0|local1|local2|local3|local4|local5|local6|local7", "syslog facility"},
     // Limits
-    {"maxclients", ConfigKind::kInt, "10000", true, 1, 1000000, "", "maximum connected clients"},
+    {"maxclients", ConfigKind::kInt, "10000", true, 1, UINT32_MAX, "", "maximum connected clients"},
     {"timeout", ConfigKind::kInt, "0", true, 0, INT32_MAX, "",
      "close idle clients after this many seconds (0 = never)"},
     {"proto-max-bulk-len", ConfigKind::kMemory, "512mb", true, 1024 * 1024, INT64_MAX, "",
