@@ -157,6 +157,24 @@ void LogKeysWithoutEffect(const basalt::Config& config) {
   LOG(INFO) << "Redis config keys accepted without effect: " << list;
 }
 
+// daemonize (before any thread starts), then logging. Returns false after printing why.
+bool SetUpProcess(basalt::Config& config, const char* argv0) {
+  if (config.GetBool("daemonize")) {
+    basalt::Status daemonized = basalt::Daemonize();
+    if (!daemonized.ok()) {
+      std::cerr << "basalt-server: " << daemonized.message() << "\n";
+      return false;
+    }
+  }
+  SetUpLogging(config, argv0);
+  config.AddApplyHook("loglevel", [](const std::string&, const std::string& value) {
+    FLAGS_minloglevel = MinLogLevel(value);
+    return basalt::Status::OK();
+  });
+  LogKeysWithoutEffect(config);
+  return true;
+}
+
 // `supervised`: the supervisor hears that the server is ready (or stopping).
 bool SupervisedBySystemd(const basalt::Config& config) {
   std::string mode = config.GetString("supervised");
@@ -275,19 +293,7 @@ int main(int argc, char** argv) {
   }
   basalt::Config config;
   if (!LoadConfig(argc, argv, &config)) return 1;
-  if (config.GetBool("daemonize")) {
-    basalt::Status daemonized = basalt::Daemonize();
-    if (!daemonized.ok()) {
-      std::cerr << "basalt-server: " << daemonized.message() << "\n";
-      return 1;
-    }
-  }
-  SetUpLogging(config, argv[0]);
-  config.AddApplyHook("loglevel", [](const std::string&, const std::string& value) {
-    FLAGS_minloglevel = MinLogLevel(value);
-    return basalt::Status::OK();
-  });
-  LogKeysWithoutEffect(config);
+  if (!SetUpProcess(config, argv[0])) return 1;
   // The pid file lives while main does, whichever way it returns.
   struct PidFile {
     std::string path;

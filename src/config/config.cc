@@ -212,6 +212,68 @@ Status RangeError(const ConfigKey& key) {
                                  std::to_string(key.max) + " inclusive");
 }
 
+// unixsocketperm: octal digits, shown in octal.
+Status ParseOctal(const ConfigKey& key, std::string_view input, int64_t* number,
+                  std::string* text) {
+  if (input.empty() || input.find_first_not_of("01234567") != std::string_view::npos)
+    return Status::InvalidArgument("argument couldn't be parsed into an integer");
+  int64_t v = 0;
+  for (char c : input) {
+    v = v * 8 + (c - '0');
+    if (v > key.max) return RangeError(key);
+  }
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%llo", static_cast<unsigned long long>(v));
+  *number = v;
+  *text = buf;
+  return Status::OK();
+}
+
+// A size with redis.conf units; for kMemoryPercent also "<n>%", kept negative as Redis keeps it.
+Status ParseSize(const ConfigKey& key, std::string_view input, int64_t* number, std::string* text) {
+  bool percent = key.kind == ConfigKind::kMemoryPercent && !input.empty() && input.back() == '%';
+  std::optional<int64_t> v;
+  if (percent) {
+    v = ParseInt64(input.substr(0, input.size() - 1));
+    if (v && *v >= 0) *v = -*v;
+  } else {
+    // Redis's memtoull reads "" as 0 and takes leading zeros ("0777" is 777).
+    std::string_view digits = input;
+    while (digits.size() > 1 && digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9')
+      digits.remove_prefix(1);
+    v = digits.empty() ? std::optional<int64_t>(0) : ParseMemory(digits);
+  }
+  if (!v || (percent && *v > 0))
+    return Status::InvalidArgument(key.kind == ConfigKind::kMemory
+                                       ? "argument must be a memory value"
+                                       : "argument must be a memory or percent value");
+  if (*v < key.min || *v > key.max) return RangeError(key);
+  *v = Clamped(key, *v);
+  *number = *v;
+  *text = *v < 0 ? std::to_string(-*v) + "%" : std::to_string(*v);
+  return Status::OK();
+}
+
+// One of the key's choices, case-insensitive. A choice "name=shown" is a synonym that CONFIG
+// GET shows as `shown`, as Redis shows the first name of an enum value.
+Status ParseEnum(const ConfigKey& key, std::string_view input, std::string* text) {
+  std::string lower = ToLower(input);
+  std::string_view choices = key.choices;
+  while (!choices.empty()) {
+    size_t bar = choices.find('|');
+    std::string_view choice = choices.substr(0, bar);
+    size_t eq = choice.find('=');
+    if (choice.substr(0, eq) == lower) {
+      *text = eq == std::string_view::npos ? lower : std::string(choice.substr(eq + 1));
+      return Status::OK();
+    }
+    if (bar == std::string_view::npos) break;
+    choices.remove_prefix(bar + 1);
+  }
+  return Status::InvalidArgument("argument(s) must be one of the following: " +
+                                 ChoicesText(key.choices));
+}
+
 // appendfsync is Redis's name for Basalt's durability: setting one sets the other.
 bool LinkedKey(const std::string& name, const std::string& text, std::string* other,
                std::string* other_text) {
@@ -271,45 +333,11 @@ Status Config::Parse(const ConfigKey& key, std::string_view input, Value* out) c
       out->text = std::to_string(*v);
       return Status::OK();
     }
-    case ConfigKind::kOctal: {
-      if (input.empty() || input.find_first_not_of("01234567") != std::string_view::npos)
-        return Status::InvalidArgument("argument couldn't be parsed into an integer");
-      int64_t v = 0;
-      for (char c : input) {
-        v = v * 8 + (c - '0');
-        if (v > key.max) return RangeError(key);
-      }
-      char buf[32];
-      snprintf(buf, sizeof(buf), "%llo", static_cast<unsigned long long>(v));
-      out->number = v;
-      out->text = buf;
-      return Status::OK();
-    }
+    case ConfigKind::kOctal:
+      return ParseOctal(key, input, &out->number, &out->text);
     case ConfigKind::kMemory:
-    case ConfigKind::kMemoryPercent: {
-      bool percent =
-          key.kind == ConfigKind::kMemoryPercent && !input.empty() && input.back() == '%';
-      std::optional<int64_t> v;
-      if (percent) {
-        v = ParseInt64(input.substr(0, input.size() - 1));
-        if (v && *v >= 0) *v = -*v;  // Redis keeps a percentage as a negative number
-      } else {
-        // Redis's memtoull reads "" as 0 and takes leading zeros ("0777" is 777).
-        std::string_view digits = input;
-        while (digits.size() > 1 && digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9')
-          digits.remove_prefix(1);
-        v = digits.empty() ? std::optional<int64_t>(0) : ParseMemory(digits);
-      }
-      if (!v || (percent && *v > 0))
-        return Status::InvalidArgument(key.kind == ConfigKind::kMemory
-                                           ? "argument must be a memory value"
-                                           : "argument must be a memory or percent value");
-      if (*v < key.min || *v > key.max) return RangeError(key);
-      *v = Clamped(key, *v);
-      out->number = *v;
-      out->text = *v < 0 ? std::to_string(-*v) + "%" : std::to_string(*v);
-      return Status::OK();
-    }
+    case ConfigKind::kMemoryPercent:
+      return ParseSize(key, input, &out->number, &out->text);
     case ConfigKind::kBool: {
       if (EqualsIgnoreCase(input, "yes")) {
         out->number = 1;
@@ -321,25 +349,8 @@ Status Config::Parse(const ConfigKey& key, std::string_view input, Value* out) c
       out->text = out->number != 0 ? "yes" : "no";
       return Status::OK();
     }
-    case ConfigKind::kEnum: {
-      // A choice "name=shown" is a synonym that CONFIG GET shows as `shown`, as Redis shows
-      // the first name of an enum value.
-      std::string lower = ToLower(input);
-      std::string_view choices = key.choices;
-      while (!choices.empty()) {
-        size_t bar = choices.find('|');
-        std::string_view choice = choices.substr(0, bar);
-        size_t eq = choice.find('=');
-        if (choice.substr(0, eq) == lower) {
-          out->text = eq == std::string_view::npos ? lower : std::string(choice.substr(eq + 1));
-          return Status::OK();
-        }
-        if (bar == std::string_view::npos) break;
-        choices.remove_prefix(bar + 1);
-      }
-      return Status::InvalidArgument("argument(s) must be one of the following: " +
-                                     ChoicesText(key.choices));
-    }
+    case ConfigKind::kEnum:
+      return ParseEnum(key, input, &out->text);
     case ConfigKind::kOutputBufferLimits: {
       // `out` holds the current value (empty for a default): the input amends it.
       OutputBufferLimits limits{};

@@ -59,6 +59,40 @@ std::string DirectiveLine(const std::string& name, const std::vector<std::string
   return line;
 }
 
+// The lines that state a key's value in redis.conf's syntax, each with whether it differs from
+// the default (a line equal to the default is written only where the file already had the key).
+std::vector<std::pair<std::string, bool>> ValueLines(const ConfigKey& key, const std::string& text,
+                                                     int64_t number,
+                                                     const std::string& default_text) {
+  const std::string name = key.name;
+  std::vector<std::pair<std::string, bool>> out;
+  if (key.kind == ConfigKind::kOutputBufferLimits) {
+    std::vector<std::string> now = SplitWords(text), was = SplitWords(default_text);
+    for (size_t c = 0; c + 3 < now.size(); c += 4) {
+      std::vector<std::string> args = {now[c]};
+      bool differs = false;
+      for (size_t f = 1; f <= 3; f++) {
+        args.push_back(f < 3 ? FormatMemory(*ParseInt64(now[c + f])) : now[c + f]);
+        differs |= now[c + f] != was[c + f];
+      }
+      out.emplace_back(DirectiveLine(name, args), differs);
+    }
+  } else if (key.kind == ConfigKind::kList) {
+    std::vector<std::string> words = SplitWords(text);
+    if (!words.empty() || name != "replicaof") {  // a master has no replicaof line
+      std::vector<std::string> args;
+      for (const auto& w : words) args.push_back(QuoteArg(w));
+      if (words.empty()) args.push_back("\"\"");
+      out.emplace_back(DirectiveLine(name, args), text != default_text);
+    }
+  } else if (key.kind == ConfigKind::kMemory) {
+    out.emplace_back(DirectiveLine(name, {FormatMemory(number)}), text != default_text);
+  } else {
+    out.emplace_back(DirectiveLine(name, {QuoteArg(text)}), text != default_text);
+  }
+  return out;
+}
+
 // Whether a line of the file may be replaced by `line`: any line of the key, except that
 // client-output-buffer-limit lines must name the same client class first.
 bool SameSlot(const ConfigKey& key, const std::string& file_line, const std::string& line) {
@@ -218,34 +252,9 @@ Status Config::Rewrite() const {
   for (const auto& [name, value] : values_) {
     Value def;
     Parse(*value.key, value.key->default_value, &def);
-    // Each line of the key's current value, and whether it differs from the default (a line
-    // equal to the default is written only where the file already had the key).
-    std::vector<std::pair<std::string, bool>> out;
     const ConfigKey& key = *value.key;
-    if (key.kind == ConfigKind::kOutputBufferLimits) {
-      std::vector<std::string> now = SplitWords(value.text), was = SplitWords(def.text);
-      for (size_t c = 0; c + 3 < now.size(); c += 4) {
-        std::vector<std::string> args = {now[c]};
-        bool differs = false;
-        for (size_t f = 1; f <= 3; f++) {
-          args.push_back(f < 3 ? FormatMemory(*ParseInt64(now[c + f])) : now[c + f]);
-          differs |= now[c + f] != was[c + f];
-        }
-        out.emplace_back(DirectiveLine(name, args), differs);
-      }
-    } else if (key.kind == ConfigKind::kList) {
-      std::vector<std::string> words = SplitWords(value.text);
-      if (!words.empty() || name != "replicaof") {  // a master has no replicaof line
-        std::vector<std::string> args;
-        for (const auto& w : words) args.push_back(QuoteArg(w));
-        if (words.empty()) args.push_back("\"\"");
-        out.emplace_back(DirectiveLine(name, args), value.text != def.text);
-      }
-    } else if (key.kind == ConfigKind::kMemory) {
-      out.emplace_back(DirectiveLine(name, {FormatMemory(value.number)}), value.text != def.text);
-    } else {
-      out.emplace_back(DirectiveLine(name, {QuoteArg(value.text)}), value.text != def.text);
-    }
+    std::vector<std::pair<std::string, bool>> out =
+        ValueLines(*value.key, value.text, value.number, def.text);
     // Each line of the value takes the place of one of the key's lines in the file (for
     // client-output-buffer-limit, a line naming the same class); lines left over are dropped.
     std::vector<bool> placed(out.size(), false);
