@@ -132,6 +132,7 @@ void SetUpLogging(const basalt::Config& config, const char* argv0) {
   google::InitGoogleLogging(argv0);
   if (!logfile.empty()) {
     google::SetLogDestination(google::GLOG_INFO, logfile.c_str());
+    google::SetLogSymlink(google::GLOG_INFO, "");  // no "basalt-server.INFO" link beside it
     // Lines of every severity are in the INFO file; no second file per severity.
     for (auto severity : {google::GLOG_WARNING, google::GLOG_ERROR, google::GLOG_FATAL})
       google::SetLogDestination(severity, "");

@@ -399,6 +399,26 @@ def test_daemonize(target, tmp_path):
     assert wait_until(lambda: not pidfile.exists(), timeout=30)
 
 
+@pytest.mark.skipif(os.path.exists("/dev/log") or not os.access("/dev", os.W_OK),
+                    reason="needs to stand in for syslogd at /dev/log (root, no syslogd)")
+def test_syslog_lines_reach_dev_log(start_server):
+    # The test plays syslogd: a datagram socket at /dev/log, where syslog(3) sends.
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind("/dev/log")
+    sock.settimeout(15)
+    try:
+        start_server(args=[("syslog-enabled", "yes"), ("syslog-ident", "cfgtest"),
+                           ("syslog-facility", "local3")])
+        line = ""
+        while "cfgtest[" not in line:  # redis-server sends a line or two before openlog()
+            line = sock.recv(4096).decode(errors="replace")
+        # <priority> is facility * 8 + severity: local3 (19) and notice (5) or warning (4).
+        assert line.startswith(("<157>", "<156>")), line
+    finally:
+        sock.close()
+        os.unlink("/dev/log")
+
+
 @pytest.mark.basalt_only
 def test_appendfsync_is_durability(start_server):
     srv = start_server(args=[("appendfsync", "no")])
