@@ -38,6 +38,27 @@ bool IsDeprecated(const std::string& name) {
          name == "lua-replicate-commands";
 }
 
+// Keys of older Redis versions that Redis 7 no longer reads (2.x's virtual memory and zipmap
+// keys, 6.x's gopher server): a file written for those versions still starts, the keys are
+// ignored and named in the start-up line of keys without effect.
+bool IsObsolete(const std::string& name) {
+  static const char* const kObsolete[] = {"gopher-enabled",
+                                          "hash-max-zipmap-entries",
+                                          "hash-max-zipmap-value",
+                                          "glueoutputbuf",
+                                          "vm-enabled",
+                                          "vm-swap-file",
+                                          "vm-max-memory",
+                                          "vm-page-size",
+                                          "vm-pages",
+                                          "vm-max-threads",
+                                          "really-use-vm"};
+  for (const char* obsolete : kObsolete) {
+    if (name == obsolete) return true;
+  }
+  return false;
+}
+
 // A memory value as redis.conf writes it: the largest unit that divides it.
 std::string FormatMemory(int64_t bytes) {
   static const std::pair<int64_t, const char*> kUnits[] = {
@@ -185,6 +206,10 @@ Status Config::ApplyDirective(std::vector<std::string> words, const std::string&
   const ConfigKey* key = KeyByName(directive);
   if (key == nullptr) {
     if (IsDeprecated(directive) && words.size() == 2) return Status::OK();
+    if (IsObsolete(directive) && words.size() >= 2) {
+      no_effect_keys_set_.push_back(directive + " (obsolete)");
+      return Status::OK();
+    }
     if (directive == "include" && words.size() == 2) return Include(words[1], where);
     if (directive == "rename-command" && words.size() == 3) {
       AddCommandRename(words[1], words[2]);

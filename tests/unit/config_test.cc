@@ -588,10 +588,12 @@ TEST(ConfigTest, DeprecatedAndUnknownDirectives) {
   Config config;
   std::string old = tmp.Write("old.conf",
                               "list-max-ziplist-entries 512\nlua-replicate-commands yes\n"
-                              "hash-max-ziplist-entries 100\n");
+                              "hash-max-ziplist-entries 100\nvm-enabled no\n");
   ASSERT_TRUE(config.LoadFile(old).ok());
   EXPECT_EQ(config.GetInt("hash-max-listpack-entries"), 100);
-  EXPECT_EQ(config.no_effect_keys_set(), std::vector<std::string>{"hash-max-listpack-entries"});
+  EXPECT_EQ(config.no_effect_keys_set(),
+            (std::vector<std::string>{"hash-max-listpack-entries", "vm-enabled (obsolete)"}));
+  EXPECT_TRUE(config.Match("vm-enabled").empty());
   std::string module = tmp.Write("module.conf", "port 1\nloadmodule /x.so\n");
   EXPECT_EQ(Config().LoadFile(module).message(), module + ":2: Basalt does not load Redis modules");
 }
