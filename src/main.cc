@@ -176,6 +176,24 @@ bool SetUpProcess(basalt::Config& config, const char* argv0) {
   return true;
 }
 
+// CONFIG SET port / bind move the listening sockets, with Redis's error texts.
+void ListenAsConfigured(basalt::Config& config, basalt::NetworkServer& server) {
+  config.AddApplyHook("port", [&server](const std::string& name, const std::string& value) {
+    if (name != "port") return basalt::Status::OK();
+    basalt::Status s = server.Relisten(std::nullopt, std::stoi(value));
+    if (!s.ok()) LOG(WARNING) << "CONFIG SET port " << value << ": " << s.message();
+    return s.ok() ? s
+                  : basalt::Status::InvalidArgument(
+                        "Unable to listen on this port. Check server logs.");
+  });
+  config.AddApplyHook("bind", [&server](const std::string& name, const std::string& value) {
+    if (name != "bind") return basalt::Status::OK();  // not bind-source-addr
+    basalt::Status s = server.Relisten(value, std::nullopt);
+    if (!s.ok()) LOG(WARNING) << "CONFIG SET bind " << value << ": " << s.message();
+    return s.ok() ? s : basalt::Status::InvalidArgument("Failed to bind to specified addresses.");
+  });
+}
+
 // `supervised`: the supervisor hears that the server is ready (or stopping).
 bool SupervisedBySystemd(const basalt::Config& config) {
   std::string mode = config.GetString("supervised");
@@ -355,12 +373,13 @@ int main(int argc, char** argv) {
 
   ConnectEventHandlers(state, replication, scripting);
 
-  basalt::Status s = replication.Start(state.tcp_port);
+  basalt::Status s = replication.Start(state.tcp_port.load());
   if (!s.ok()) {
     LOG(ERROR) << s.message();
     return 1;
   }
   basalt::NetworkServer server(&state);
+  ListenAsConfigured(config, server);
   s = server.Start();
   if (!s.ok()) {
     LOG(ERROR) << s.message();

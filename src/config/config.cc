@@ -17,10 +17,10 @@ constexpr int64_t kMB = 1024 * 1024;
 // key here appears there).
 const std::vector<ConfigKey> kKeys = {
     // Network and process
-    {"bind", ConfigKind::kList, "127.0.0.1", false, 0, 0, "",
+    {"bind", ConfigKind::kList, "127.0.0.1", true, 0, 0, "",
      "addresses to listen on; one prefixed with '-' is skipped if it can't be bound", false,
      CheckBind},
-    {"port", ConfigKind::kInt, "6379", false, 0, 65535, "", "TCP port"},
+    {"port", ConfigKind::kInt, "6379", true, 0, 65535, "", "TCP port"},
     {"protected-mode", ConfigKind::kBool, "yes", true, 0, 0, "",
      "refuse non-loopback clients while no password is set"},
     {"dir", ConfigKind::kString, "./data", false, 0, 0, "", "data directory (RocksDB lives here)"},
@@ -409,6 +409,7 @@ Status Config::Store(std::string_view name, std::string_view value, bool live) {
   return Status::OK();
 }
 
+// Hooks are all added before the server serves clients, so reading `hooks_` needs no lock.
 Status Config::RunHooks(const std::string& name, const std::string& value) const {
   for (const auto& [prefix, hook] : hooks_) {
     if (name.compare(0, prefix.size(), prefix) != 0) continue;
@@ -420,6 +421,9 @@ Status Config::RunHooks(const std::string& name, const std::string& value) const
 
 Status Config::SetLiveMany(const std::vector<std::pair<std::string, std::string>>& pairs,
                            bool local_client, std::string* bad) {
+  // One CONFIG SET at a time; `mu_` is let go while the hooks run, as a hook may wait for
+  // another thread (the listener's) that reads the configuration.
+  std::lock_guard<std::mutex> serial(apply_mu_);
   std::unique_lock<std::mutex> lock(mu_);
   // Names first, in order, as Redis checks them: unknown, immutable, protected, repeated (an
   // alias and its key are different names to Redis, so both may be given; the last one wins).
@@ -457,16 +461,20 @@ Status Config::SetLiveMany(const std::vector<std::pair<std::string, std::string>
     }
     changes.emplace_back(names[i], parsed);
   }
+  std::vector<std::string> old_texts;
+  for (const auto& change : changes) old_texts.push_back(values_.find(change.first)->second.text);
+  lock.unlock();
   for (size_t i = 0; i < changes.size(); i++) {
     Status s = RunHooks(changes[i].first, changes[i].second.text);
     if (s.ok()) continue;
     for (size_t j = 0; j < i; j++) {
-      Status undone = RunHooks(changes[j].first, values_.find(changes[j].first)->second.text);
+      Status undone = RunHooks(changes[j].first, old_texts[j]);
       (void)undone;  // the old value was accepted before; nothing better to do if it fails now
     }
     *bad = changes[i].first;
     return s;
   }
+  lock.lock();
   for (auto& [name, value] : changes) values_.find(name)->second = std::move(value);
   PublishAtomics();
   bad->clear();

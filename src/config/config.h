@@ -142,6 +142,7 @@ class Config {
   // The table's name for a key or alias; empty when unknown.
   static std::string KeyName(std::string_view name);
 
+  // Before the server serves clients: hooks run without the config's lock held.
   void AddApplyHook(std::string_view name_prefix, ApplyHook hook);
 
   // rename-command NAME NEW-NAME: a start-up directive rather than a key (as in Redis, CONFIG
@@ -205,6 +206,7 @@ class Config {
   const Value* Find(std::string_view name) const;
 
   mutable std::mutex mu_;
+  std::mutex apply_mu_;  // serializes SetLiveMany
   std::map<std::string, Value, std::less<>> values_;
   std::vector<std::pair<std::string, ApplyHook>> hooks_;
   std::vector<CommandRename> command_renames_;

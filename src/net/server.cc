@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <future>
 
 #include "net/worker.h"
 
@@ -99,8 +101,7 @@ NetworkServer::~NetworkServer() {
 }
 
 Status NetworkServer::Listen(const std::string& address, const std::string& port, int backlog,
-                             bool optional, bool* skipped) {
-  *skipped = false;
+                             bool optional, std::vector<evconnlistener*>* out) {
   std::string host = address == "*" ? "0.0.0.0" : address == "::*" ? "::" : address;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -109,10 +110,9 @@ Status NetworkServer::Listen(const std::string& address, const std::string& port
   addrinfo* res = nullptr;
   int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
   if (rc != 0) {
-    *skipped = optional;
-    return optional ? Status::OK()
-                    : Status::InvalidArgument("can't resolve bind address '" + address +
-                                              "': " + gai_strerror(rc));
+    if (optional) return Status::NotFound(gai_strerror(rc));
+    return Status::InvalidArgument("can't resolve bind address '" + address +
+                                   "': " + gai_strerror(rc));
   }
   int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
   int err = errno;
@@ -131,10 +131,8 @@ Status NetworkServer::Listen(const std::string& address, const std::string& port
   if (fd < 0) {
     // Redis's rule for '-': an address this host does not have is skipped; one in use is not.
     if (optional && (err == EADDRNOTAVAIL || err == EAFNOSUPPORT || err == EPROTONOSUPPORT ||
-                     err == ESOCKTNOSUPPORT)) {
-      *skipped = true;
-      return Status::OK();
-    }
+                     err == ESOCKTNOSUPPORT))
+      return Status::NotFound(strerror(err));
     return Status::IOError("can't listen on " + address + ":" + port + ": " + strerror(err));
   }
   evutil_make_socket_nonblocking(fd);
@@ -145,30 +143,91 @@ Status NetworkServer::Listen(const std::string& address, const std::string& port
     close(fd);
     return Status::IOError("can't listen on " + address + ":" + port);
   }
-  listeners_.push_back(listener);
+  out->push_back(listener);
   return Status::OK();
 }
 
-Status NetworkServer::Start() {
-  std::string bind = state_->config->GetString("bind");
-  std::string port = std::to_string(state_->config->GetInt("port"));
+Status NetworkServer::ListenAll(const std::string& bind, int port,
+                                std::vector<evconnlistener*>* out) {
   int backlog = static_cast<int>(state_->config->GetInt("tcp-backlog"));
+  std::string port_text = std::to_string(port);
   std::string bound;
   for (std::string address : SplitWords(bind)) {
     bool optional = address.size() > 1 && address[0] == '-';
     if (optional) address.erase(0, 1);
-    bool skipped = false;
-    Status s = Listen(address, port, backlog, optional, &skipped);
-    if (!s.ok()) return s;
-    if (skipped) {
-      LOG(WARNING) << "skipping bind address " << address << ": not available on this host";
+    Status s = Listen(address, port_text, backlog, optional, out);
+    if (s.IsNotFound()) {
+      LOG(WARNING) << "skipping bind address " << address << ": " << s.message();
       continue;
+    }
+    if (!s.ok()) {
+      for (auto* listener : *out) evconnlistener_free(listener);
+      out->clear();
+      return s;
     }
     if (!bound.empty()) bound.push_back(' ');
     bound.append(address);
   }
-  if (listeners_.empty())
-    return Status::InvalidArgument("no address to listen on (bind '" + bind + "')");
+  if (out->empty()) return Status::InvalidArgument("no address to listen on (bind '" + bind + "')");
+  LOG(INFO) << "listening on " << bound << " port " << port;
+  return Status::OK();
+}
+
+Status NetworkServer::SwapListeners(const std::optional<std::string>& bind,
+                                    std::optional<int> port) {
+  // The old sockets close first, so that an address they hold can be bound again; if the new
+  // set fails, the old one is opened again.
+  for (auto* listener : listeners_) evconnlistener_free(listener);
+  listeners_.clear();
+  std::string new_bind = bind.value_or(bind_);
+  int new_port = port.value_or(port_);
+  Status s = ListenAll(new_bind, new_port, &listeners_);
+  if (s.ok()) {
+    bind_ = new_bind;
+    port_ = new_port;
+    state_->tcp_port = new_port;
+    return s;
+  }
+  LOG(WARNING) << "can't listen on the new addresses (" << s.message() << "), restoring";
+  Status restored = ListenAll(bind_, port_, &listeners_);
+  if (!restored.ok())
+    LOG(ERROR) << "can't listen again on the old addresses: " << restored.message();
+  return s;
+}
+
+Status NetworkServer::Relisten(std::optional<std::string> bind, std::optional<int> port) {
+  struct Task {
+    NetworkServer* server;
+    std::optional<std::string> bind;
+    std::optional<int> port;
+    std::promise<Status> done;
+  };
+  auto task = std::make_shared<Task>();
+  task->server = this;
+  task->bind = std::move(bind);
+  task->port = port;
+  std::future<Status> result = task->done.get_future();
+  auto* arg = new std::shared_ptr<Task>(task);
+  auto run = [](evutil_socket_t, short, void* p) {
+    std::unique_ptr<std::shared_ptr<Task>> holder(static_cast<std::shared_ptr<Task>*>(p));
+    Task& t = **holder;
+    t.done.set_value(t.server->SwapListeners(t.bind, t.port));
+  };
+  if (event_base_once(base_, -1, EV_TIMEOUT, run, arg, nullptr) != 0) {
+    delete arg;
+    return Status::IOError("can't reach the listener thread");
+  }
+  // The loop answers at once unless it has stopped (the server is shutting down).
+  if (result.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+    return Status::IOError("the listener thread did not answer");
+  return result.get();
+}
+
+Status NetworkServer::Start() {
+  bind_ = state_->config->GetString("bind");
+  port_ = static_cast<int>(state_->config->GetInt("port"));
+  Status s = ListenAll(bind_, port_, &listeners_);
+  if (!s.ok()) return s;
 
   signal(SIGPIPE, SIG_IGN);
   auto stop = [](evutil_socket_t, short, void* arg) {
@@ -191,7 +250,7 @@ Status NetworkServer::Start() {
     workers_[i]->SetPeers(peers, static_cast<uint8_t>(i < 255 ? i + 1 : 0), &moved_clients_);
   for (auto& w : workers_) w->Start();
   state_->request_shutdown = [this] { RequestStop(); };
-  LOG(INFO) << "listening on " << bound << " port " << port << " with " << n << " workers";
+  LOG(INFO) << "serving with " << n << " workers";
   return Status::OK();
 }
 

@@ -210,6 +210,13 @@ def test_config_set_several_is_all_or_nothing(r):
            "CONFIG", "SET", "maxclients", "77", "nosuch", "1")
     raises(r, "ERR CONFIG SET failed (possibly related to argument 'daemonize') - "
            "can't set immutable config", "CONFIG", "SET", "maxclients", "77", "daemonize", "no")
+    # A value refused when applied (the port is taken) leaves the other pairs unapplied too.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        raises(r, "ERR CONFIG SET failed (possibly related to argument 'port') - "
+               "Unable to listen on this port. Check server logs.",
+               "CONFIG", "SET", "maxclients", "77", "port", str(taken.getsockname()[1]))
     raises(r, "ERR CONFIG SET failed (possibly related to argument 'dbfilename') - "
            "can't set protected config", "CONFIG", "SET", "dbfilename", "x.rdb")
     raises(r, "ERR syntax error", "CONFIG", "SET", "maxclients", "77", "timeout")
@@ -316,6 +323,26 @@ def test_bind_two_addresses(start_server):
     srv = start_server(args=[("bind", "127.0.0.1 %s" % second)])
     assert ping("127.0.0.1", srv.port).startswith(b"+PONG")
     assert ping(second, srv.port).startswith(b"+PONG")
+
+
+def test_config_set_port_and_bind_move_the_listener(start_server):
+    srv = start_server()
+    r = srv.client()
+    new_port = free_port()
+    assert r.config_set("port", str(new_port))
+    assert ping("127.0.0.1", new_port).startswith(b"+PONG")
+    with pytest.raises(OSError):
+        ping("127.0.0.1", srv.port)
+    r2 = srv.client(port=new_port)
+    assert r2.config_get("port") == {"port": str(new_port)}
+    # An address this host lacks: refused, and the server still listens where it did.
+    raises(r2, "ERR CONFIG SET failed (possibly related to argument 'bind') - "
+           "Failed to bind to specified addresses.", "CONFIG", "SET", "bind", "192.0.2.1")
+    assert r2.config_get("bind") == {"bind": "127.0.0.1"}
+    assert ping("127.0.0.1", new_port).startswith(b"+PONG")
+    second = "::1" if ipv6_loopback_works() else "127.0.0.2"
+    assert r2.config_set("bind", "127.0.0.1 %s" % second)
+    assert ping(second, new_port).startswith(b"+PONG")
 
 
 def test_bind_optional_address_is_skipped(start_server):
