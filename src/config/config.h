@@ -7,8 +7,9 @@
 //
 // Values that worker threads read on hot paths are atomics; strings are guarded by a mutex and
 // read through Get(). Subsystems that must react to a live change (RocksDB options, the
-// durability mode) register an apply hook, which runs before the new value is committed and can
-// refuse it.
+// durability mode, the listening sockets) register an apply hook, which runs before the new
+// value is committed and can refuse it. The keys are Basalt's own and every key of Redis 7.2;
+// those that mean nothing for a disk store are marked no_effect (config/redis_keys.cc).
 #pragma once
 
 #include <array>
