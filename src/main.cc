@@ -1,13 +1,15 @@
 // basalt-server: start-up and shutdown.
 //
-//   basalt-server [config-file] [--key value ...]
-//   basalt-server -c config-file [--key value ...]
+//   basalt-server [config-file | -] [--key value...] ...
+//   basalt-server -c config-file [--key value...] ...
 //
-// Like redis-server, every config key may also be given on the command line and overrides the
-// file. A bad key or value stops start-up with a message naming it.
+// Like redis-server, every config directive may also be given on the command line (with all of
+// its arguments) and overrides the file; `-` reads the file from stdin. A bad key or value stops
+// start-up with a message naming it.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -17,12 +19,14 @@
 #include <filesystem>
 #include <iostream>
 #include <random>
+#include <sstream>
 
 #include "commands/command_table.h"
 #include "commands/info.h"
 #include "commands/notify.h"
 #include "commands/server_state.h"
 #include "common/clock.h"
+#include "common/process.h"
 #include "config/config.h"
 #include "net/server.h"
 #include "repl/replication.h"
@@ -34,12 +38,14 @@
 namespace {
 
 void Usage() {
-  std::cerr << "Usage: basalt-server [config-file] [--key value ...]\n"
-               "       basalt-server -c config-file [--key value ...]\n"
-               "       basalt-server --version\n";
+  std::cerr << "Usage: basalt-server [config-file | -] [--key value...] ...\n"
+               "       basalt-server -c config-file [--key value...] ...\n"
+               "       basalt-server --version\n"
+               "A config file of '-' is read from stdin.\n";
 }
 
-// Applies the config file and command-line overrides. Returns false after printing why.
+// Applies the config file (or stdin) and then the command line's `--key value...` options, each
+// of which is one config directive as in redis-server. Returns false after printing why.
 bool LoadConfig(int argc, char** argv, basalt::Config* config) {
   std::string file;
   int i = 1;
@@ -50,43 +56,69 @@ bool LoadConfig(int argc, char** argv, basalt::Config* config) {
     }
     file = argv[i + 1];
     i += 2;
-  } else if (i < argc && strncmp(argv[i], "--", 2) != 0) {
+  } else if (i < argc && (argv[i][0] != '-' || strcmp(argv[i], "-") == 0)) {
     file = argv[i++];
   }
-  if (!file.empty()) {
-    basalt::Status s = config->LoadFile(file);
-    if (!s.ok()) {
-      std::cerr << "basalt-server: " << s.message() << "\n";
-      return false;
-    }
+  basalt::Status s;
+  if (file == "-") {
+    std::stringstream text;
+    text << std::cin.rdbuf();
+    s = config->LoadText(text.str(), "stdin");
+  } else if (!file.empty()) {
+    s = config->LoadFile(file);
   }
+  if (!s.ok()) {
+    std::cerr << "basalt-server: " << s.message() << "\n";
+    return false;
+  }
+  std::vector<std::string> words;
+  auto apply = [&]() {
+    if (words.empty()) return true;
+    basalt::Status applied = config->ApplyDirective(words, "command line: ");
+    if (!applied.ok()) std::cerr << "basalt-server: " << applied.message() << "\n";
+    return applied.ok();
+  };
   for (; i < argc; i++) {
-    if (strncmp(argv[i], "--", 2) != 0 || i + 1 >= argc) {
-      std::cerr << "basalt-server: expected '--key value' at '" << argv[i] << "'\n";
+    if (strncmp(argv[i], "--", 2) == 0 && argv[i][2] != '\0') {
+      if (!apply()) return false;
+      words = {argv[i] + 2};
+    } else if (words.empty()) {
+      std::cerr << "basalt-server: expected '--key value...' at '" << argv[i] << "'\n";
       Usage();
       return false;
-    }
-    std::string name = argv[i] + 2;
-    if (name == "rename-command") {  // the one directive that takes two values
-      if (i + 2 >= argc) {
-        std::cerr << "basalt-server: expected '--rename-command NAME NEW-NAME'\n";
-        return false;
-      }
-      config->AddCommandRename(argv[i + 1], argv[i + 2]);
-      i += 2;
-      continue;
-    }
-    basalt::Status s = config->SetAtStartup(name, argv[++i]);
-    if (s.IsNotFound()) {
-      std::cerr << "basalt-server: unknown config key '" << name << "' on the command line\n";
-      return false;
-    }
-    if (!s.ok()) {
-      std::cerr << "basalt-server: bad value for '" << name << "': " << s.message() << "\n";
-      return false;
+    } else {
+      words.emplace_back(argv[i]);
     }
   }
-  return true;
+  return apply();
+}
+
+// glog's lines to syslog(3) as well, for syslog-enabled.
+class SyslogSink : public google::LogSink {
+ public:
+  void send(google::LogSeverity severity, const char*, const char* base_filename, int line,
+            const google::LogMessageTime&, const char* message, size_t message_len) override {
+    int priority = severity >= google::GLOG_ERROR     ? LOG_ERR
+                   : severity == google::GLOG_WARNING ? LOG_WARNING
+                                                      : LOG_NOTICE;
+    syslog(priority, "%.*s", static_cast<int>(message_len), message);
+  }
+};
+
+int SyslogFacility(const std::string& name) {
+  static const std::pair<const char*, int> kFacilities[] = {
+      {"user", LOG_USER},     {"local0", LOG_LOCAL0}, {"local1", LOG_LOCAL1},
+      {"local2", LOG_LOCAL2}, {"local3", LOG_LOCAL3}, {"local4", LOG_LOCAL4},
+      {"local5", LOG_LOCAL5}, {"local6", LOG_LOCAL6}, {"local7", LOG_LOCAL7}};
+  for (const auto& [n, f] : kFacilities) {
+    if (name == n) return f;
+  }
+  return LOG_LOCAL0;
+}
+
+int MinLogLevel(const std::string& loglevel) {
+  if (loglevel == "nothing") return google::GLOG_FATAL;
+  return loglevel == "warning" ? google::GLOG_WARNING : google::GLOG_INFO;
 }
 
 void SetUpLogging(const basalt::Config& config, const char* argv0) {
@@ -96,11 +128,87 @@ void SetUpLogging(const basalt::Config& config, const char* argv0) {
   } else {
     FLAGS_log_dir = std::filesystem::path(logfile).parent_path().string();
     FLAGS_alsologtostderr = false;
+    FLAGS_timestamp_in_logfile_name = false;  // the file is `logfile` itself, as in Redis
   }
-  FLAGS_minloglevel =
-      config.GetString("loglevel") == "warning" ? google::GLOG_WARNING : google::GLOG_INFO;
+  FLAGS_minloglevel = MinLogLevel(config.GetString("loglevel"));
   google::InitGoogleLogging(argv0);
-  if (!logfile.empty()) google::SetLogDestination(google::GLOG_INFO, logfile.c_str());
+  if (!logfile.empty()) {
+    google::SetLogDestination(google::GLOG_INFO, logfile.c_str());
+    google::SetLogSymlink(google::GLOG_INFO, "");  // no "basalt-server.INFO" link beside it
+    // Lines of every severity are in the INFO file; no second file per severity.
+    for (auto severity : {google::GLOG_WARNING, google::GLOG_ERROR, google::GLOG_FATAL})
+      google::SetLogDestination(severity, "");
+  }
+  if (config.GetBool("syslog-enabled")) {
+    static std::string ident = config.GetString("syslog-ident");  // openlog keeps the pointer
+    openlog(ident.c_str(), LOG_PID | LOG_NDELAY | LOG_NOWAIT,
+            SyslogFacility(config.GetString("syslog-facility")));
+    static SyslogSink sink;
+    google::AddLogSink(&sink);
+  }
+}
+
+// The Redis keys the configuration set that mean nothing to Basalt, named once.
+void LogKeysWithoutEffect(const basalt::Config& config) {
+  const auto& keys = config.no_effect_keys_set();
+  if (keys.empty()) return;
+  std::string list;
+  for (const auto& k : keys) {
+    if (!list.empty()) list.push_back(' ');
+    list.append(k);
+  }
+  LOG(INFO) << "Redis config keys accepted without effect: " << list;
+}
+
+// daemonize (before any thread starts), then logging. Returns false after printing why.
+bool SetUpProcess(basalt::Config& config, const char* argv0) {
+  if (config.GetBool("daemonize")) {
+    basalt::Status daemonized = basalt::Daemonize();
+    if (!daemonized.ok()) {
+      std::cerr << "basalt-server: " << daemonized.message() << "\n";
+      return false;
+    }
+  }
+  SetUpLogging(config, argv0);
+  config.AddApplyHook("loglevel", [](const std::string&, const std::string& value) {
+    FLAGS_minloglevel = MinLogLevel(value);
+    return basalt::Status::OK();
+  });
+  LogKeysWithoutEffect(config);
+  return true;
+}
+
+// CONFIG SET port / bind move the listening sockets, with Redis's error texts.
+void ListenAsConfigured(basalt::Config& config, basalt::NetworkServer& server) {
+  config.AddApplyHook("port", [&server](const std::string& name, const std::string& value) {
+    if (name != "port") return basalt::Status::OK();
+    basalt::Status s = server.Relisten(std::nullopt, std::stoi(value));
+    if (!s.ok()) LOG(WARNING) << "CONFIG SET port " << value << ": " << s.message();
+    return s.ok() ? s
+                  : basalt::Status::InvalidArgument(
+                        "Unable to listen on this port. Check server logs.");
+  });
+  config.AddApplyHook("bind", [&server](const std::string& name, const std::string& value) {
+    if (name != "bind") return basalt::Status::OK();  // not bind-source-addr
+    basalt::Status s = server.Relisten(value, std::nullopt);
+    if (!s.ok()) LOG(WARNING) << "CONFIG SET bind " << value << ": " << s.message();
+    return s.ok() ? s : basalt::Status::InvalidArgument("Failed to bind to specified addresses.");
+  });
+}
+
+// `supervised`: the supervisor hears that the server is ready (or stopping).
+bool SupervisedBySystemd(const basalt::Config& config) {
+  std::string mode = config.GetString("supervised");
+  return mode == "systemd" || (mode == "auto" && basalt::UnderSystemd());
+}
+
+void NotifySupervisor(const basalt::Config& config, const char* state) {
+  if (SupervisedBySystemd(config)) {
+    basalt::Status s = basalt::NotifySystemd(state);
+    if (!s.ok()) LOG(WARNING) << "supervised systemd: " << s.message();
+  } else if (config.GetString("supervised") == "upstart" && strstr(state, "READY=1")) {
+    basalt::NotifyUpstartReady();
+  }
 }
 
 // rename-command directives, applied before any client can connect.
@@ -116,8 +224,9 @@ bool ApplyCommandRenames(const basalt::Config& config) {
   return true;
 }
 
-// The default user's password comes from requirepass, now and on CONFIG SET; the ACL file, if
-// any, then defines the users (its `default` line included), as in Redis.
+// The default user's password comes from requirepass, now and on CONFIG SET; `user` lines of
+// the config file, or else the ACL file, then define users, as in Redis (the two together are
+// refused, as Redis refuses them).
 bool SetUpAcl(basalt::Config& config, basalt::ServerState& state) {
   std::string password = config.GetString("requirepass");
   if (!password.empty()) state.acl.SetDefaultPassword(password);
@@ -126,6 +235,20 @@ bool SetUpAcl(basalt::Config& config, basalt::ServerState& state) {
     return basalt::Status::OK();
   });
   std::string aclfile = config.GetString("aclfile");
+  if (!config.user_directives().empty() && !aclfile.empty()) {
+    LOG(ERROR) << "Configuring users in the config file and setting an ACL file path at the "
+                  "same time is invalid";
+    return false;
+  }
+  for (const auto& user : config.user_directives()) {
+    std::vector<std::string> rules(user.words.begin() + 1, user.words.end());
+    std::string bad_rule;
+    basalt::Status s = state.acl.SetUser(user.words[0], rules, &bad_rule);
+    if (!s.ok()) {
+      LOG(ERROR) << user.where << "Error in user declaration '" << bad_rule << "': " << s.message();
+      return false;
+    }
+  }
   if (aclfile.empty()) return true;
   basalt::Status s = state.acl.LoadFile(aclfile);
   if (!s.ok()) {
@@ -191,11 +314,18 @@ int main(int argc, char** argv) {
   }
   basalt::Config config;
   if (!LoadConfig(argc, argv, &config)) return 1;
-  SetUpLogging(config, argv[0]);
-  config.AddApplyHook("loglevel", [](const std::string&, const std::string& value) {
-    FLAGS_minloglevel = value == "warning" ? google::GLOG_WARNING : google::GLOG_INFO;
-    return basalt::Status::OK();
-  });
+  if (!SetUpProcess(config, argv[0])) return 1;
+  // The pid file lives while main does, whichever way it returns.
+  struct PidFile {
+    std::string path;
+    ~PidFile() {
+      if (!path.empty()) basalt::RemovePidFile(path);
+    }
+  } pidfile{config.GetString("pidfile")};
+  if (!pidfile.path.empty()) {
+    basalt::Status written = basalt::WritePidFile(pidfile.path);
+    if (!written.ok()) LOG(WARNING) << written.message();  // Redis, too, only warns
+  }
 
   if (!ApplyCommandRenames(config)) return 1;
 
@@ -251,12 +381,13 @@ int main(int argc, char** argv) {
   basalt::NotificationSink notifications(&state.pubsub, &replication);
   state.keyspace->events().set_sink(&notifications);
 
-  basalt::Status s = replication.Start(state.tcp_port);
+  basalt::Status s = replication.Start(state.tcp_port.load());
   if (!s.ok()) {
     LOG(ERROR) << s.message();
     return 1;
   }
   basalt::NetworkServer server(&state);
+  ListenAsConfigured(config, server);
   s = server.Start();
   if (!s.ok()) {
     LOG(ERROR) << s.message();
@@ -265,7 +396,9 @@ int main(int argc, char** argv) {
   }
   expirer.Start();
   LOG(INFO) << "Basalt ready: data in " << dir << ", durability " << config.GetString("durability");
+  NotifySupervisor(config, "STATUS=Ready to accept connections\nREADY=1\n");
   server.Run();
+  NotifySupervisor(config, "STOPPING=1\n");
 
   LOG(INFO) << "stopping: closing connections and syncing data";
   replication.Stop();

@@ -104,7 +104,7 @@ void ServerSection(ServerState& s, InfoWriter& w) {
   w.Field("process_id", static_cast<int64_t>(getpid()));
   w.Field("process_supervised", "no");
   w.Field("run_id", s.run_id);
-  w.Field("tcp_port", s.tcp_port);
+  w.Field("tcp_port", s.tcp_port.load());
   w.Field("server_time_usec", UnixMicros());
   int64_t uptime = (UnixMillis() - s.start_time_ms) / 1000;
   w.Field("uptime_in_seconds", uptime);

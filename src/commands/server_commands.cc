@@ -25,34 +25,25 @@ void ConfigGet(CommandContext& c) {
   }
 }
 
+// Redis's test for "local" in enable-protected-configs: a loopback peer.
+bool IsLocalPeer(const std::string& addr) {
+  return addr.rfind("127.", 0) == 0 || addr.rfind("::1:", 0) == 0;
+}
+
+// CONFIG SET k1 v1 [k2 v2 ...]: all pairs or none, with Redis's error texts.
 void ConfigSet(CommandContext& c) {
-  if (c.argc() < 4 || c.argc() % 2 != 0) {
-    return c.reply.Error(WrongArityError("config|set"));
-  }
-  // Validate every pair first so that a bad one leaves none applied, as Redis 7 does.
-  for (size_t j = 2; j < c.argc(); j += 2) {
-    for (size_t k = 2; k < j; k += 2) {
-      if (EqualsIgnoreCase(c.arg(k), c.arg(j))) {
-        return c.reply.Error("ERR CONFIG SET failed (possibly related to argument '" + c.arg(j) +
-                             "') - duplicate parameter");
-      }
-    }
-    if (!Config::IsKnown(c.arg(j))) {
-      return c.reply.Error("ERR Unknown option or number of arguments for CONFIG SET - '" +
-                           c.arg(j) + "'");
-    }
-  }
-  // Every value is checked before any is applied, so one bad pair leaves none applied.
-  for (int pass = 0; pass < 2; pass++) {
-    for (size_t j = 2; j < c.argc(); j += 2) {
-      Status s = pass == 0 ? c.server.config->Validate(c.arg(j), c.arg(j + 1))
-                           : c.server.config->SetLive(c.arg(j), c.arg(j + 1));
-      if (s.ok()) continue;
-      return c.reply.Error("ERR CONFIG SET failed (possibly related to argument '" + c.arg(j) +
-                           "') - " + s.message());
-    }
-  }
-  c.reply.Ok();
+  if (c.argc() < 4) return c.reply.Error(WrongArityError("config|set"));
+  if (c.argc() % 2 != 0) return c.reply.Error("ERR syntax error");
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (size_t j = 2; j < c.argc(); j += 2) pairs.emplace_back(c.arg(j), c.arg(j + 1));
+  std::string bad;
+  Status s = c.server.config->SetLiveMany(pairs, IsLocalPeer(c.session.addr), &bad);
+  if (s.ok()) return c.reply.Ok();
+  if (s.IsNotFound())
+    return c.reply.Error("ERR Unknown option or number of arguments for CONFIG SET - '" + bad +
+                         "'");
+  c.reply.Error("ERR CONFIG SET failed (possibly related to argument '" + bad + "') - " +
+                s.message());
 }
 
 void ConfigCommand(CommandContext& c) {

@@ -80,7 +80,7 @@ struct ServerState {
   std::atomic<int64_t> last_save_unix{0};
   std::string executable;
   std::string run_id;
-  int tcp_port = 0;
+  std::atomic<int> tcp_port{0};  // CONFIG SET port changes it
 
   // Asks the process to stop (SHUTDOWN, signals); the network layer provides it.
   std::function<void()> request_shutdown;

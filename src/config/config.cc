@@ -1,9 +1,11 @@
 #include "config/config.h"
 
-#include <fstream>
-#include <sstream>
+#include <algorithm>
+#include <cstdio>
+#include <optional>
 
 #include "common/strutil.h"
+#include "config/redis_keys.h"
 
 namespace basalt {
 
@@ -15,9 +17,10 @@ constexpr int64_t kMB = 1024 * 1024;
 // key here appears there).
 const std::vector<ConfigKey> kKeys = {
     // Network and process
-    {"bind", ConfigKind::kString, "127.0.0.1", false, 0, 0, "",
-     "address to listen on (one address)"},
-    {"port", ConfigKind::kInt, "6379", false, 0, 65535, "", "TCP port"},
+    {"bind", ConfigKind::kList, "127.0.0.1", true, 0, 0, "",
+     "addresses to listen on; one prefixed with '-' is skipped if it can't be bound", false,
+     CheckBind},
+    {"port", ConfigKind::kInt, "6379", true, 0, 65535, "", "TCP port"},
     {"protected-mode", ConfigKind::kBool, "yes", true, 0, 0, "",
      "refuse non-loopback clients while no password is set"},
     {"dir", ConfigKind::kString, "./data", false, 0, 0, "", "data directory (RocksDB lives here)"},
@@ -29,11 +32,27 @@ const std::vector<ConfigKey> kKeys = {
      "a client whose writes are handed to one other worker this many times in a row moves to "
      "that worker (0 = never)"},
     {"databases", ConfigKind::kInt, "16", false, 1, 16, "", "number of logical databases"},
-    {"loglevel", ConfigKind::kEnum, "notice", true, 0, 0, "debug|verbose|notice|warning",
+    {"tcp-backlog", ConfigKind::kInt, "511", false, 0, INT32_MAX, "",
+     "listen() backlog of each listening socket"},
+    {"tcp-keepalive", ConfigKind::kInt, "300", true, 0, INT32_MAX, "",
+     "seconds between TCP keepalive probes on client sockets (0 = no keepalive)"},
+    {"daemonize", ConfigKind::kBool, "no", false, 0, 0, "",
+     "fork to the background once the config is valid"},
+    {"pidfile", ConfigKind::kString, "", false, 0, 0, "",
+     "file the server writes its pid to at start and removes at clean shutdown (empty: none)"},
+    {"supervised", ConfigKind::kEnum, "no", false, 0, 0, "upstart|systemd|auto|no",
+     "systemd/auto: tell $NOTIFY_SOCKET READY=1 once serving (sd_notify)"},
+    {"hz", ConfigKind::kInt, "10", true, 0, INT32_MAX, "",
+     "rounds per second of the active expiry (clamped to 1..500)"},
+    {"loglevel", ConfigKind::kEnum, "notice", true, 0, 0, "debug|verbose|notice|warning|nothing",
      "log verbosity"},
     {"logfile", ConfigKind::kString, "", false, 0, 0, "", "log file; empty logs to stderr"},
+    {"syslog-enabled", ConfigKind::kBool, "no", false, 0, 0, "", "also send log lines to syslog"},
+    {"syslog-ident", ConfigKind::kString, "redis", false, 0, 0, "", "syslog identity"},
+    {"syslog-facility", ConfigKind::kEnum, "local0", false, 0, 0,
+     "user|local0|local1|local2|local3|local4|local5|local6|local7", "syslog facility"},
     // Limits
-    {"maxclients", ConfigKind::kInt, "10000", true, 1, 1000000, "", "maximum connected clients"},
+    {"maxclients", ConfigKind::kInt, "10000", true, 1, UINT32_MAX, "", "maximum connected clients"},
     {"timeout", ConfigKind::kInt, "0", true, 0, INT32_MAX, "",
      "close idle clients after this many seconds (0 = never)"},
     {"proto-max-bulk-len", ConfigKind::kMemory, "512mb", true, 1024 * 1024, INT64_MAX, "",
@@ -53,9 +72,22 @@ const std::vector<ConfigKey> kKeys = {
      "ACL users file, loaded at start-up, written by ACL SAVE (empty: users live in memory)"},
     {"acllog-max-len", ConfigKind::kInt, "128", true, 0, INT64_MAX, "",
      "entries kept in the ACL LOG of denied commands and failed logins"},
+    {"enable-protected-configs", ConfigKind::kEnum, "no", false, 0, 0, "no|yes|local",
+     "whether CONFIG SET may change protected keys (dbfilename); local: from loopback only"},
+    {"enable-debug-command", ConfigKind::kEnum, "no", false, 0, 0, "no|yes|local",
+     "kept for Redis; Basalt has no DEBUG command"},
+    {"enable-module-command", ConfigKind::kEnum, "no", false, 0, 0, "no|yes|local",
+     "kept for Redis; Basalt has no MODULE command"},
     // Durability and expiry
     {"durability", ConfigKind::kEnum, "lazy", true, 0, 0, "sync|lazy|nosync",
      "sync: fsync WAL before reply; lazy: fsync every second; nosync: never fsync"},
+    {"appendfsync", ConfigKind::kEnum, "everysec", true, 0, 0, "everysec|always|no",
+     "Redis's name for durability: always = sync, everysec = lazy, no = nosync"},
+    {"notify-keyspace-events", ConfigKind::kString, "", true, 0, 0, "",
+     "keyspace notification classes, Redis's letters (K E g $ l s h z x e t m d n A)", false,
+     CheckNotifyKeyspaceEvents},
+    {"latency-monitor-threshold", ConfigKind::kInt, "0", true, 0, INT64_MAX, "",
+     "ms a command must take to be recorded by the latency monitor (0 = off)"},
     {"active-expire", ConfigKind::kBool, "yes", true, 0, 0, "",
      "delete expired keys in the background through the expiry index"},
     // Scripting
@@ -64,8 +96,9 @@ const std::vector<ConfigKey> kKeys = {
     {"lua-memory-limit", ConfigKind::kMemory, "1gb", true, 1 * kMB, INT64_MAX, "",
      "memory the Lua interpreter may allocate; beyond it a script fails with an error"},
     // Replication
-    {"replicaof", ConfigKind::kString, "", false, 0, 0, "",
-     "\"host port\": start as a replica of that master (empty: start as a master)"},
+    {"replicaof", ConfigKind::kList, "", false, 0, 0, "",
+     "host port: start as a replica of that master (absent: start as a master)", false,
+     CheckReplicaOf},
     {"masterauth", ConfigKind::kString, "", true, 0, 0, "",
      "password a replica sends (AUTH) to a master that has requirepass"},
     {"masteruser", ConfigKind::kString, "", true, 0, 0, "",
@@ -86,13 +119,6 @@ const std::vector<ConfigKey> kKeys = {
     // Data types
     {"hll-sparse-max-bytes", ConfigKind::kMemory, "3000", true, 0, INT64_MAX, "",
      "largest sparse HyperLogLog value (header included) before it turns dense"},
-    // Accepted for client compatibility; RocksDB persists every write, so these do nothing.
-    {"save", ConfigKind::kString, "", true, 0, 0, "",
-     "compatibility only: snapshots are not used, data is always on disk"},
-    {"appendonly", ConfigKind::kBool, "no", true, 0, 0, "",
-     "compatibility only: the RocksDB WAL plays this role (see durability)"},
-    {"maxmemory", ConfigKind::kMemory, "0", true, 0, INT64_MAX, "",
-     "compatibility only: data lives on disk; memory is bounded by the cache sizes below"},
     {"metadata-cache-size", ConfigKind::kMemory, "256mb", true, 0, INT64_MAX, "",
      "Basalt's cache of recent metadata entries (key types, sizes, short strings) (0 disables)"},
     {"member-filter-size", ConfigKind::kMemory, "64mb", true, 0, INT64_MAX, "",
@@ -160,39 +186,141 @@ const std::vector<ConfigKey> kKeys = {
     // --- end of keyspace notifications ---
 };
 
-// Old names Redis still accepts, resolved to the key they stand for.
-const std::vector<std::pair<std::string_view, std::string_view>> kAliases = {
-    {"lua-time-limit", "busy-reply-threshold"},
-};
-
 std::string CanonicalName(std::string_view name) {
   std::string lower = ToLower(name);
-  for (const auto& [alias, target] : kAliases) {
+  for (const auto& [alias, target] : RedisAliases()) {
     if (lower == alias) return std::string(target);
   }
   return lower;
 }
 
-std::string CanonicalBool(bool v) {
-  return v ? "yes" : "no";
+// "a|b|c" as Redis lists an enum's choices in its error: "a, b, c".
+std::string ChoicesText(std::string_view choices) {
+  std::string out;
+  bool synonym = false;  // skipping the "=shown" part of a choice
+  for (char c : choices) {
+    if (c == '|') {
+      out += ", ";
+      synonym = false;
+    } else if (c == '=') {
+      synonym = true;
+    } else if (!synonym) {
+      out += c;
+    }
+  }
+  return out;
 }
 
-// Splits a config line into words as Redis does (sdssplitargs quoting and escapes). Comment
-// lines are empty, whatever quotes they contain.
-bool SplitConfigLine(const std::string& line, std::vector<std::string>* words) {
-  size_t first = line.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || line[first] == '#') return true;
-  return SplitArgs(line, words);
+// Values Redis accepts but then keeps within bounds, showing the bounded value: hz within
+// 1..500, repl-backlog-size at least 16kb.
+int64_t Clamped(const ConfigKey& key, int64_t v) {
+  std::string_view name = key.name;
+  if (name == "hz") return std::clamp<int64_t>(v, 1, 500);
+  if (name == "repl-backlog-size") return std::max<int64_t>(v, 16 * 1024);
+  return v;
+}
+
+Status RangeError(const ConfigKey& key) {
+  return Status::InvalidArgument("argument must be between " + std::to_string(key.min) + " and " +
+                                 std::to_string(key.max) + " inclusive");
+}
+
+// unixsocketperm: octal digits, shown in octal.
+Status ParseOctal(const ConfigKey& key, std::string_view input, int64_t* number,
+                  std::string* text) {
+  if (input.empty() || input.find_first_not_of("01234567") != std::string_view::npos)
+    return Status::InvalidArgument("argument couldn't be parsed into an integer");
+  int64_t v = 0;
+  for (char c : input) {
+    v = v * 8 + (c - '0');
+    if (v > key.max) return RangeError(key);
+  }
+  char buf[32];
+  snprintf(buf, sizeof(buf), "%llo", static_cast<unsigned long long>(v));
+  *number = v;
+  *text = buf;
+  return Status::OK();
+}
+
+// A size with redis.conf units; for kMemoryPercent also "<n>%", kept negative as Redis keeps it.
+Status ParseSize(const ConfigKey& key, std::string_view input, int64_t* number, std::string* text) {
+  bool percent = key.kind == ConfigKind::kMemoryPercent && !input.empty() && input.back() == '%';
+  std::optional<int64_t> v;
+  if (percent) {
+    v = ParseInt64(input.substr(0, input.size() - 1));
+    if (v && *v >= 0) *v = -*v;
+  } else {
+    // Redis's memtoull reads "" as 0 and takes leading zeros ("0777" is 777).
+    std::string_view digits = input;
+    while (digits.size() > 1 && digits[0] == '0' && digits[1] >= '0' && digits[1] <= '9')
+      digits.remove_prefix(1);
+    v = digits.empty() ? std::optional<int64_t>(0) : ParseMemory(digits);
+  }
+  if (!v || (percent && *v > 0))
+    return Status::InvalidArgument(key.kind == ConfigKind::kMemory
+                                       ? "argument must be a memory value"
+                                       : "argument must be a memory or percent value");
+  if (*v < key.min || *v > key.max) return RangeError(key);
+  *v = Clamped(key, *v);
+  *number = *v;
+  *text = *v < 0 ? std::to_string(-*v) + "%" : std::to_string(*v);
+  return Status::OK();
+}
+
+// One of the key's choices, case-insensitive. A choice "name=shown" is a synonym that CONFIG
+// GET shows as `shown`, as Redis shows the first name of an enum value.
+Status ParseEnum(const ConfigKey& key, std::string_view input, std::string* text) {
+  std::string lower = ToLower(input);
+  std::string_view choices = key.choices;
+  while (!choices.empty()) {
+    size_t bar = choices.find('|');
+    std::string_view choice = choices.substr(0, bar);
+    size_t eq = choice.find('=');
+    if (choice.substr(0, eq) == lower) {
+      *text = eq == std::string_view::npos ? lower : std::string(choice.substr(eq + 1));
+      return Status::OK();
+    }
+    if (bar == std::string_view::npos) break;
+    choices.remove_prefix(bar + 1);
+  }
+  return Status::InvalidArgument("argument(s) must be one of the following: " +
+                                 ChoicesText(key.choices));
+}
+
+// appendfsync is Redis's name for Basalt's durability: setting one sets the other.
+bool LinkedKey(const std::string& name, const std::string& text, std::string* other,
+               std::string* other_text) {
+  static const std::pair<const char*, const char*> kPairs[] = {
+      {"always", "sync"}, {"everysec", "lazy"}, {"no", "nosync"}};
+  for (const auto& [fsync, durability] : kPairs) {
+    if (name == "appendfsync" && text == fsync) {
+      *other = "durability";
+      *other_text = durability;
+      return true;
+    }
+    if (name == "durability" && text == durability) {
+      *other = "appendfsync";
+      *other_text = fsync;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
 
 const std::vector<ConfigKey>& Config::Keys() {
-  return kKeys;
+  static const std::vector<ConfigKey> all = [] {
+    std::vector<ConfigKey> keys = kKeys;
+    const auto& redis = RedisKeysWithoutEffect();
+    keys.insert(keys.end(), redis.begin(), redis.end());
+    return keys;
+  }();
+  return all;
 }
 
 Config::Config() {
-  for (const auto& key : kKeys) {
+  for (const auto& key : Keys()) {
     Value v;
     Status s = Parse(key, key.default_value, &v);
     if (!s.ok()) abort();  // a bad default is a programming error caught by the unit tests
@@ -205,28 +333,24 @@ Status Config::Parse(const ConfigKey& key, std::string_view input, Value* out) c
   out->key = &key;
   switch (key.kind) {
     case ConfigKind::kString:
+    case ConfigKind::kList:
+      if (key.check != nullptr) return key.check(input, &out->text);
       out->text = std::string(input);
       return Status::OK();
     case ConfigKind::kInt: {
       auto v = ParseInt64(input);
       if (!v) return Status::InvalidArgument("argument couldn't be parsed into an integer");
-      if (*v < key.min || *v > key.max)
-        return Status::InvalidArgument("argument must be between " + std::to_string(key.min) +
-                                       " and " + std::to_string(key.max) + " inclusive");
+      if (*v < key.min || *v > key.max) return RangeError(key);
+      *v = Clamped(key, *v);
       out->number = *v;
       out->text = std::to_string(*v);
       return Status::OK();
     }
-    case ConfigKind::kMemory: {
-      auto v = ParseMemory(input);
-      if (!v) return Status::InvalidArgument("argument must be a memory value");
-      if (*v < key.min || *v > key.max)
-        return Status::InvalidArgument("argument must be between " + std::to_string(key.min) +
-                                       " and " + std::to_string(key.max) + " inclusive");
-      out->number = *v;
-      out->text = std::to_string(*v);
-      return Status::OK();
-    }
+    case ConfigKind::kOctal:
+      return ParseOctal(key, input, &out->number, &out->text);
+    case ConfigKind::kMemory:
+    case ConfigKind::kMemoryPercent:
+      return ParseSize(key, input, &out->number, &out->text);
     case ConfigKind::kBool: {
       if (EqualsIgnoreCase(input, "yes")) {
         out->number = 1;
@@ -235,25 +359,11 @@ Status Config::Parse(const ConfigKey& key, std::string_view input, Value* out) c
       } else {
         return Status::InvalidArgument("argument must be 'yes' or 'no'");
       }
-      out->text = CanonicalBool(out->number != 0);
+      out->text = out->number != 0 ? "yes" : "no";
       return Status::OK();
     }
-    case ConfigKind::kEnum: {
-      std::string lower = ToLower(input);
-      std::string_view choices = key.choices;
-      while (!choices.empty()) {
-        size_t bar = choices.find('|');
-        std::string_view choice = choices.substr(0, bar);
-        if (choice == lower) {
-          out->text = lower;
-          return Status::OK();
-        }
-        if (bar == std::string_view::npos) break;
-        choices.remove_prefix(bar + 1);
-      }
-      return Status::InvalidArgument("argument(s) must be one of the following: " +
-                                     std::string(key.choices));
-    }
+    case ConfigKind::kEnum:
+      return ParseEnum(key, input, &out->text);
     case ConfigKind::kOutputBufferLimits: {
       // `out` holds the current value (empty for a default): the input amends it.
       OutputBufferLimits limits{};
@@ -281,33 +391,106 @@ const Config::Value* Config::Find(std::string_view name) const {
   return it == values_.end() ? nullptr : &it->second;
 }
 
-bool Config::IsKnown(std::string_view name) {
+std::string Config::KeyName(std::string_view name) {
   std::string canonical = CanonicalName(name);
-  for (const auto& key : kKeys) {
-    if (canonical == key.name) return true;
+  for (const auto& key : Keys()) {
+    if (canonical == key.name) return canonical;
   }
-  return false;
+  return std::string();
+}
+
+bool Config::IsKnown(std::string_view name) {
+  return !KeyName(name).empty();
 }
 
 Status Config::Store(std::string_view name, std::string_view value, bool live) {
+  if (live) {
+    std::string bad;
+    return SetLiveMany({{std::string(name), std::string(value)}}, true, &bad);
+  }
   std::string lower = CanonicalName(name);
   std::unique_lock<std::mutex> lock(mu_);
   auto it = values_.find(lower);
   if (it == values_.end()) return Status::NotFound("unknown option");
-  const ConfigKey& key = *it->second.key;
-  if (live && !key.live) return Status::InvalidArgument("can't set immutable config");
   Value parsed = it->second;
-  Status s = Parse(key, value, &parsed);
+  Status s = Parse(*parsed.key, value, &parsed);
   if (!s.ok()) return s;
-  if (live) {
-    for (const auto& [prefix, hook] : hooks_) {
-      if (lower.compare(0, prefix.size(), prefix) != 0) continue;
-      s = hook(lower, parsed.text);
-      if (!s.ok()) return s;
-    }
-  }
   it->second = parsed;
+  std::string other, other_text;
+  if (LinkedKey(lower, parsed.text, &other, &other_text)) values_[other].text = other_text;
   PublishAtomics();
+  return Status::OK();
+}
+
+// Hooks are all added before the server serves clients, so reading `hooks_` needs no lock.
+Status Config::RunHooks(const std::string& name, const std::string& value) const {
+  for (const auto& [prefix, hook] : hooks_) {
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    Status s = hook(name, value);
+    if (!s.ok()) return s;
+  }
+  return Status::OK();
+}
+
+Status Config::SetLiveMany(const std::vector<std::pair<std::string, std::string>>& pairs,
+                           bool local_client, std::string* bad) {
+  // One CONFIG SET at a time; `mu_` is let go while the hooks run, as a hook may wait for
+  // another thread (the listener's) that reads the configuration.
+  std::lock_guard<std::mutex> serial(apply_mu_);
+  std::unique_lock<std::mutex> lock(mu_);
+  // Names first, in order, as Redis checks them: unknown, immutable, protected, repeated (an
+  // alias and its key are different names to Redis, so both may be given; the last one wins).
+  std::vector<std::string> names, given;
+  for (const auto& [name, value] : pairs) {
+    std::string canonical = CanonicalName(name);
+    auto it = values_.find(canonical);
+    *bad = name;
+    if (it == values_.end()) return Status::NotFound("unknown option");
+    if (!it->second.key->live) return Status::InvalidArgument("can't set immutable config");
+    if (it->second.key->is_protected) {
+      const std::string& allowed = values_.find("enable-protected-configs")->second.text;
+      if (allowed == "no" || (allowed == "local" && !local_client))
+        return Status::InvalidArgument("can't set protected config");
+    }
+    std::string lower = ToLower(name);
+    for (const auto& seen : given) {
+      if (seen == lower) return Status::InvalidArgument("duplicate parameter");
+    }
+    given.push_back(lower);
+    names.push_back(canonical);
+  }
+  // Then every value; nothing is applied unless all of them parse.
+  std::vector<std::pair<std::string, Value>> changes;
+  for (size_t i = 0; i < pairs.size(); i++) {
+    Value parsed = values_.find(names[i])->second;
+    Status s = Parse(*parsed.key, pairs[i].second, &parsed);
+    *bad = given[i];
+    if (!s.ok()) return s;
+    std::string other, other_text;
+    if (LinkedKey(names[i], parsed.text, &other, &other_text)) {
+      Value linked = values_.find(other)->second;
+      linked.text = other_text;
+      changes.emplace_back(other, linked);
+    }
+    changes.emplace_back(names[i], parsed);
+  }
+  std::vector<std::string> old_texts;
+  for (const auto& change : changes) old_texts.push_back(values_.find(change.first)->second.text);
+  lock.unlock();
+  for (size_t i = 0; i < changes.size(); i++) {
+    Status s = RunHooks(changes[i].first, changes[i].second.text);
+    if (s.ok()) continue;
+    for (size_t j = 0; j < i; j++) {
+      Status undone = RunHooks(changes[j].first, old_texts[j]);
+      (void)undone;  // the old value was accepted before; nothing better to do if it fails now
+    }
+    *bad = changes[i].first;
+    return s;
+  }
+  lock.lock();
+  for (auto& [name, value] : changes) values_.find(name)->second = std::move(value);
+  PublishAtomics();
+  bad->clear();
   return Status::OK();
 }
 
@@ -342,6 +525,10 @@ void Config::PublishAtomics() {
   hll_sparse_max_bytes = num("hll-sparse-max-bytes");
   busy_reply_threshold = num("busy-reply-threshold");
   lua_memory_limit = num("lua-memory-limit");
+  latency_monitor_threshold = num("latency-monitor-threshold");
+  notify_keyspace_events_.store(
+      ParseNotifyFlags(values_.find("notify-keyspace-events")->second.text),
+      std::memory_order_relaxed);
   OutputBufferLimits limits{};
   ParseOutputBufferLimits(values_.find("client-output-buffer-limit")->second.text, &limits);
   for (int c = 0; c < kClientClassCount; c++) {
@@ -359,51 +546,11 @@ OutputBufferLimit Config::output_buffer_limit(ClientClass c) const {
 }
 
 const ConfigKey* Config::KeyByName(std::string_view name) {
-  for (const auto& key : kKeys) {
-    if (EqualsIgnoreCase(key.name, name)) return &key;
+  std::string canonical = CanonicalName(name);
+  for (const auto& key : Keys()) {
+    if (canonical == key.name) return &key;
   }
   return nullptr;
-}
-
-Status Config::LoadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::IOError("can't open config file '" + path + "'");
-  file_path_ = path;
-  std::string line;
-  int lineno = 0;
-  while (std::getline(in, line)) {
-    lineno++;
-    std::vector<std::string> words;
-    std::string where = path + ":" + std::to_string(lineno) + ": ";
-    if (!SplitConfigLine(line, &words)) return Status::InvalidArgument(where + "unbalanced quotes");
-    if (words.empty()) continue;
-    if (EqualsIgnoreCase(words[0], "rename-command")) {
-      if (words.size() != 3)
-        return Status::InvalidArgument(where + "expected 'rename-command NAME NEW-NAME'");
-      AddCommandRename(words[1], words[2]);
-      continue;
-    }
-    const ConfigKey* key = KeyByName(words[0]);
-    if (words.size() > 2 && key != nullptr && key->kind == ConfigKind::kOutputBufferLimits) {
-      // "client-output-buffer-limit pubsub 32mb 8mb 60", as in redis.conf.
-      for (size_t w = 2; w < words.size(); w++) words[1] += " " + words[w];
-      words.resize(2);
-    }
-    if (words.size() != 2) {
-      // Allow "save" with no value and multi-word save lines as Redis does.
-      if (words.size() == 1 && EqualsIgnoreCase(words[0], "save"))
-        words.push_back("");
-      else
-        return Status::InvalidArgument(where + "expected 'key value', got " +
-                                       std::to_string(words.size()) + " words");
-    }
-    Status s = SetAtStartup(words[0], words[1]);
-    if (s.IsNotFound())
-      return Status::InvalidArgument(where + "unknown config key '" + words[0] + "'");
-    if (!s.ok())
-      return Status::InvalidArgument(where + "bad value for '" + words[0] + "': " + s.message());
-  }
-  return Status::OK();
 }
 
 void Config::AddCommandRename(std::string_view name, std::string_view new_name) {
@@ -422,7 +569,7 @@ std::vector<std::pair<std::string, std::string>> Config::Match(std::string_view 
   for (const auto& [name, value] : values_) {
     if (GlobMatch(pattern, name, true)) out.emplace_back(name, value.text);
   }
-  for (const auto& [alias, target] : kAliases) {
+  for (const auto& [alias, target] : RedisAliases()) {
     if (GlobMatch(pattern, alias, true))
       out.emplace_back(std::string(alias), values_.find(target)->second.text);
   }
@@ -450,44 +597,6 @@ double Config::GetDouble(std::string_view name) const {
 void Config::AddApplyHook(std::string_view name_prefix, ApplyHook hook) {
   std::lock_guard<std::mutex> lock(mu_);
   hooks_.emplace_back(std::string(name_prefix), std::move(hook));
-}
-
-Status Config::Rewrite() const {
-  if (file_path_.empty())
-    return Status::RedisError("ERR The server is running without a config file");
-  std::ifstream in(file_path_);
-  std::vector<std::string> lines;
-  std::string line;
-  while (std::getline(in, line)) lines.push_back(line);
-  in.close();
-  std::lock_guard<std::mutex> lock(mu_);
-  std::map<std::string, bool> written;
-  // Rewrite keys in place where the file mentions them; append the ones that differ from
-  // their default and were not mentioned.
-  for (auto& l : lines) {
-    std::vector<std::string> words;
-    if (!SplitConfigLine(l, &words) || words.empty()) continue;
-    const Value* v = Find(words[0]);
-    if (v == nullptr) continue;
-    l = std::string(v->key->name) + " " + QuoteArg(v->text);
-    written[v->key->name] = true;
-  }
-  for (const auto& [name, value] : values_) {
-    if (written.count(name)) continue;
-    Value def;
-    Parse(*value.key, value.key->default_value, &def);
-    if (def.text != value.text) lines.push_back(name + " " + QuoteArg(value.text));
-  }
-  std::string tmp = file_path_ + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return Status::RedisError("ERR Rewriting config file: can't open " + tmp);
-    for (const auto& l : lines) out << l << "\n";
-    if (!out.flush()) return Status::RedisError("ERR Rewriting config file: write failed");
-  }
-  if (rename(tmp.c_str(), file_path_.c_str()) != 0)
-    return Status::RedisError("ERR Rewriting config file: rename failed");
-  return Status::OK();
 }
 
 }  // namespace basalt

@@ -10,7 +10,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <future>
 
 #include "net/worker.h"
 
@@ -62,6 +66,19 @@ bool IsLoopback(const sockaddr* addr) {
   return addr->sa_family == AF_UNIX;
 }
 
+// tcp-keepalive as Redis sets it: probes after `seconds` idle, then every third of that, and the
+// peer is dropped after three unanswered probes.
+void SetKeepAlive(int fd, int seconds) {
+  if (seconds <= 0) return;
+  int one = 1;
+  int interval = std::max(1, seconds / 3);
+  int count = 3;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &seconds, sizeof(seconds));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof(interval));
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof(count));
+}
+
 void RejectWith(int fd, const char* text) {
   ssize_t ignored = write(fd, text, strlen(text));
   (void)ignored;
@@ -76,31 +93,141 @@ NetworkServer::NetworkServer(ServerState* state) : state_(state) {
 }
 
 NetworkServer::~NetworkServer() {
-  if (listener_ != nullptr) evconnlistener_free(listener_);
+  for (auto* listener : listeners_) evconnlistener_free(listener);
   workers_.clear();
   if (sigterm_ != nullptr) event_free(sigterm_);
   if (sigint_ != nullptr) event_free(sigint_);
   event_base_free(base_);
 }
 
-Status NetworkServer::Start() {
-  std::string bind = state_->config->GetString("bind");
-  std::string port = std::to_string(state_->config->GetInt("port"));
+Status NetworkServer::Listen(const std::string& address, const std::string& port, int backlog,
+                             bool optional, std::vector<evconnlistener*>* out) {
+  std::string host = address == "*" ? "0.0.0.0" : address == "::*" ? "::" : address;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_PASSIVE;
   addrinfo* res = nullptr;
-  int rc = getaddrinfo(bind.c_str(), port.c_str(), &hints, &res);
-  if (rc != 0)
-    return Status::InvalidArgument("can't resolve bind address '" + bind +
+  int rc = getaddrinfo(host.c_str(), port.c_str(), &hints, &res);
+  if (rc != 0) {
+    if (optional) return Status::NotFound(gai_strerror(rc));
+    return Status::InvalidArgument("can't resolve bind address '" + address +
                                    "': " + gai_strerror(rc));
-  listener_ =
-      evconnlistener_new_bind(base_, OnAccept, this, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 511,
-                              res->ai_addr, static_cast<int>(res->ai_addrlen));
+  }
+  int fd = socket(res->ai_family, res->ai_socktype | SOCK_CLOEXEC, res->ai_protocol);
+  int err = errno;
+  if (fd >= 0) {
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    // An IPv6 socket takes IPv6 only, so that "0.0.0.0" and "::" can both be bound.
+    if (res->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, backlog) != 0) {
+      err = errno;
+      close(fd);
+      fd = -1;
+    }
+  }
   freeaddrinfo(res);
-  if (listener_ == nullptr)
-    return Status::IOError("can't listen on " + bind + ":" + port + ": " + strerror(errno));
+  if (fd < 0) {
+    // Redis's rule for '-': an address this host does not have is skipped; one in use is not.
+    if (optional && (err == EADDRNOTAVAIL || err == EAFNOSUPPORT || err == EPROTONOSUPPORT ||
+                     err == ESOCKTNOSUPPORT))
+      return Status::NotFound(strerror(err));
+    return Status::IOError("can't listen on " + address + ":" + port + ": " + strerror(err));
+  }
+  evutil_make_socket_nonblocking(fd);
+  // A negative backlog tells libevent the socket already listens.
+  evconnlistener* listener =
+      evconnlistener_new(base_, OnAccept, this, LEV_OPT_CLOSE_ON_FREE, -1, fd);
+  if (listener == nullptr) {
+    close(fd);
+    return Status::IOError("can't listen on " + address + ":" + port);
+  }
+  out->push_back(listener);
+  return Status::OK();
+}
+
+Status NetworkServer::ListenAll(const std::string& bind, int port,
+                                std::vector<evconnlistener*>* out) {
+  int backlog = static_cast<int>(state_->config->GetInt("tcp-backlog"));
+  std::string port_text = std::to_string(port);
+  std::string bound;
+  for (std::string address : SplitWords(bind)) {
+    bool optional = address.size() > 1 && address[0] == '-';
+    if (optional) address.erase(0, 1);
+    Status s = Listen(address, port_text, backlog, optional, out);
+    if (s.IsNotFound()) {
+      LOG(WARNING) << "skipping bind address " << address << ": " << s.message();
+      continue;
+    }
+    if (!s.ok()) {
+      for (auto* listener : *out) evconnlistener_free(listener);
+      out->clear();
+      return s;
+    }
+    if (!bound.empty()) bound.push_back(' ');
+    bound.append(address);
+  }
+  if (out->empty()) return Status::InvalidArgument("no address to listen on (bind '" + bind + "')");
+  LOG(INFO) << "listening on " << bound << " port " << port;
+  return Status::OK();
+}
+
+Status NetworkServer::SwapListeners(const std::optional<std::string>& bind,
+                                    std::optional<int> port) {
+  // The old sockets close first, so that an address they hold can be bound again; if the new
+  // set fails, the old one is opened again.
+  for (auto* listener : listeners_) evconnlistener_free(listener);
+  listeners_.clear();
+  std::string new_bind = bind.value_or(bind_);
+  int new_port = port.value_or(port_);
+  Status s = ListenAll(new_bind, new_port, &listeners_);
+  if (s.ok()) {
+    bind_ = new_bind;
+    port_ = new_port;
+    state_->tcp_port = new_port;
+    return s;
+  }
+  LOG(WARNING) << "can't listen on the new addresses (" << s.message() << "), restoring";
+  Status restored = ListenAll(bind_, port_, &listeners_);
+  if (!restored.ok())
+    LOG(ERROR) << "can't listen again on the old addresses: " << restored.message();
+  return s;
+}
+
+Status NetworkServer::Relisten(std::optional<std::string> bind, std::optional<int> port) {
+  struct Task {
+    NetworkServer* server;
+    std::optional<std::string> bind;
+    std::optional<int> port;
+    std::promise<Status> done;
+  };
+  auto task = std::make_shared<Task>();
+  task->server = this;
+  task->bind = std::move(bind);
+  task->port = port;
+  std::future<Status> result = task->done.get_future();
+  auto* arg = new std::shared_ptr<Task>(task);
+  auto run = [](evutil_socket_t, short, void* p) {
+    std::unique_ptr<std::shared_ptr<Task>> holder(static_cast<std::shared_ptr<Task>*>(p));
+    Task& t = **holder;
+    t.done.set_value(t.server->SwapListeners(t.bind, t.port));
+  };
+  if (event_base_once(base_, -1, EV_TIMEOUT, run, arg, nullptr) != 0) {
+    delete arg;
+    return Status::IOError("can't reach the listener thread");
+  }
+  // The loop answers at once unless it has stopped (the server is shutting down).
+  if (result.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+    return Status::IOError("the listener thread did not answer");
+  return result.get();
+}
+
+Status NetworkServer::Start() {
+  bind_ = state_->config->GetString("bind");
+  port_ = static_cast<int>(state_->config->GetInt("port"));
+  Status s = ListenAll(bind_, port_, &listeners_);
+  if (!s.ok()) return s;
 
   signal(SIGPIPE, SIG_IGN);
   auto stop = [](evutil_socket_t, short, void* arg) {
@@ -123,16 +250,14 @@ Status NetworkServer::Start() {
     workers_[i]->SetPeers(peers, static_cast<uint8_t>(i < 255 ? i + 1 : 0), &moved_clients_);
   for (auto& w : workers_) w->Start();
   state_->request_shutdown = [this] { RequestStop(); };
-  LOG(INFO) << "listening on " << bind << ":" << port << " with " << n << " workers";
+  LOG(INFO) << "serving with " << n << " workers";
   return Status::OK();
 }
 
 void NetworkServer::Run() {
   event_base_dispatch(base_);
-  if (listener_ != nullptr) {
-    evconnlistener_free(listener_);
-    listener_ = nullptr;
-  }
+  for (auto* listener : listeners_) evconnlistener_free(listener);
+  listeners_.clear();
   // A script still running (on the offload thread, or inside an EXEC on a worker) stops at its
   // next hook and its writes are dropped, so that stopping never waits for it.
   state_->script_guard.AbortForShutdown();
@@ -161,6 +286,7 @@ void NetworkServer::Accept(evutil_socket_t fd, const sockaddr* addr) {
   state_->counters.connections_received++;
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  SetKeepAlive(fd, static_cast<int>(config->GetInt("tcp-keepalive")));
   sockaddr_storage local{};
   socklen_t local_len = sizeof(local);
   getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len);

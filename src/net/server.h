@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,21 +30,36 @@ class NetworkServer {
   explicit NetworkServer(ServerState* state);
   ~NetworkServer();
 
-  // Binds and starts the workers; the caller then runs Run() on the main thread.
+  // Listens on every `bind` address (one prefixed with '-' is skipped when it can't be bound,
+  // "*" is every IPv4 address, "::*" every IPv6 one) with `tcp-backlog`, and starts the
+  // workers; the caller then runs Run() on the main thread.
   Status Start();
   // Serves until RequestStop(); then closes every connection and joins the workers.
   void Run();
   // Safe from any thread and from signal callbacks.
   void RequestStop();
+  // CONFIG SET bind / port: listens on the new addresses or port (the one not given stays), on
+  // the listener's thread, and waits for it. On failure the old sockets are opened again.
+  Status Relisten(std::optional<std::string> bind, std::optional<int> port);
 
  private:
   static void OnAccept(evconnlistener* listener, evutil_socket_t fd, sockaddr* addr, int len,
                        void* arg);
   void Accept(evutil_socket_t fd, const sockaddr* addr);
+  // One listening socket on `address`:`port`, added to `out`; NotFound when an optional address
+  // is not available on this host.
+  Status Listen(const std::string& address, const std::string& port, int backlog, bool optional,
+                std::vector<evconnlistener*>* out);
+  // Every address of `bind`; on error none is left open.
+  Status ListenAll(const std::string& bind, int port, std::vector<evconnlistener*>* out);
+  // On the listener's thread.
+  Status SwapListeners(const std::optional<std::string>& bind, std::optional<int> port);
 
   ServerState* state_;
   event_base* base_ = nullptr;
-  evconnlistener* listener_ = nullptr;
+  std::vector<evconnlistener*> listeners_;
+  std::string bind_;  // what listeners_ listen on
+  int port_ = 0;
   event* sigterm_ = nullptr;
   event* sigint_ = nullptr;
   MovedClients moved_clients_;  // outlives the workers, which use it until they are destroyed

@@ -119,10 +119,10 @@ int Log(lua_State* L) {
   if (!lua_isnumber(L, 1)) return RaiseError(L, "First argument must be a number (log level).");
   auto level = static_cast<int>(lua_tonumber(L, 1));
   if (level < 0 || level > 3) return RaiseError(L, "Invalid debug level.");
-  static const char* const kLevels[] = {"debug", "verbose", "notice", "warning"};
+  static const char* const kLevels[] = {"debug", "verbose", "notice", "warning", "nothing"};
   std::string configured = LuaEngine::FromState(L)->server()->config->GetString("loglevel");
   int threshold = 2;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 5; i++) {
     if (configured == kLevels[i]) threshold = i;
   }
   if (level < threshold) return 0;

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "common/clock.h"
@@ -33,7 +34,9 @@ void ActiveExpirer::Stop() {
 void ActiveExpirer::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(100));
+    // `hz` rounds a second, clamped as Redis clamps it.
+    int64_t hz = std::clamp<int64_t>(config_->GetInt("hz"), 1, 500);
+    cv_.wait_for(lock, std::chrono::milliseconds(1000 / hz));
     if (stopping_) break;
     if (paused_ || !config_->GetBool("active-expire")) continue;
     lock.unlock();

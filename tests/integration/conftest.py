@@ -122,9 +122,12 @@ class ServerProcess:
     ``appendonly yes`` + ``appendfsync always``).  ``persistent=True``
     asks for data that survives restart/kill -9 (Basalt always persists;
     redis-server then runs with ``appendonly yes --appendfsync always``).
+    ``config_file`` is given before the options (they override it) and
+    ``env`` adds environment variables.
     """
 
-    def __init__(self, kind, args=None, persistent=False, name="srv"):
+    def __init__(self, kind, args=None, persistent=False, name="srv", config_file=None,
+                 env=None):
         assert kind in ("basalt", "redis")
         self.kind = kind
         self.args = _normalize_args(args)
@@ -137,17 +140,20 @@ class ServerProcess:
         self.proc = None
         self._log = None
         self.password = dict(self.args).get("requirepass")
+        self.config_file = config_file
+        self.env = env
 
     # ---- command line ----------------------------------------------------
     def command_line(self):
+        first = [self.config_file] if self.config_file else []
         if self.kind == "basalt":
-            cmd = [basalt_binary(), "--port", str(self.port), "--bind", "127.0.0.1",
-                   "--dir", self.dir]
+            cmd = [basalt_binary()] + first + ["--port", str(self.port), "--bind", "127.0.0.1",
+                                               "--dir", self.dir]
             for k, v in self.args:
                 cmd += _option(k, v)
             return cmd
-        cmd = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
-               "--dir", self.dir, "--save", ""]
+        cmd = [REDIS_SERVER] + first + ["--port", str(self.port), "--bind", "127.0.0.1",
+                                        "--dir", self.dir, "--save", ""]
         opts = {}
         directives = []
         persistent = self.persistent
@@ -205,9 +211,10 @@ class ServerProcess:
         self._log = open(self.log_path, "ab")
         self._log.write(("\n=== start %s ===\n" % " ".join(self.command_line())).encode())
         self._log.flush()
+        env = dict(os.environ, **self.env) if self.env else None
         self.proc = subprocess.Popen(self.command_line(), stdout=self._log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     cwd=self.root)
+                                     cwd=self.root, env=env)
 
     def _wait_ready(self):
         deadline = time.monotonic() + START_TIMEOUT
@@ -310,8 +317,9 @@ def target(request):
 def _server_factory(target, default_name):
     started = []
 
-    def make(args=None, persistent=False, name=default_name):
-        s = ServerProcess(target, args=args, persistent=persistent, name=name)
+    def make(args=None, persistent=False, name=default_name, config_file=None, env=None):
+        s = ServerProcess(target, args=args, persistent=persistent, name=name,
+                          config_file=config_file, env=env)
         started.append(s)
         return s.start()
 
