@@ -88,6 +88,11 @@ const std::vector<ConfigKey> kKeys = {
      CheckNotifyKeyspaceEvents},
     {"latency-monitor-threshold", ConfigKind::kInt, "0", true, 0, INT64_MAX, "",
      "ms a command must take to be recorded by the latency monitor (0 = off)"},
+    {"latency-tracking", ConfigKind::kBool, "yes", true, 0, 0, "",
+     "keep a latency histogram per command (INFO latencystats, LATENCY HISTOGRAM)"},
+    {"latency-tracking-info-percentiles", ConfigKind::kList, "50 99 99.9", true, 0, 0, "",
+     "percentiles INFO latencystats prints, space separated, each 0 to 100", false,
+     CheckLatencyPercentiles},
     {"active-expire", ConfigKind::kBool, "yes", true, 0, 0, "",
      "delete expired keys in the background through the expiry index"},
     // Scripting
@@ -171,19 +176,6 @@ const std::vector<ConfigKey> kKeys = {
      "oldest share of blob files eligible for GC"},
     {"rocksdb.blob-gc-force-threshold", ConfigKind::kDouble, "0.8", true, 0, 0, "",
      "garbage ratio that forces compaction of the oldest blob files"},
-    // --- Introspection: INFO latencystats, LATENCY (h-info branch) ---
-    {"latency-tracking", ConfigKind::kBool, "yes", true, 0, 0, "",
-     "keep a latency histogram per command (INFO latencystats, LATENCY HISTOGRAM)"},
-    {"latency-tracking-info-percentiles", ConfigKind::kString, "50 99 99.9", true, 0, 0, "",
-     "percentiles INFO latencystats prints, space separated, each 0 to 100"},
-    {"latency-monitor-threshold", ConfigKind::kInt, "0", true, 0, INT64_MAX, "",
-     "ms from which LATENCY records a command as a latency event (0 = off)"},
-    // --- end of the introspection block ---
-    // --- keyspace notifications (h-notify): the class letters are parsed and validated by
-    // types/keyspace_events.cc through an apply hook that Keyspace::Open() registers. ---
-    {"notify-keyspace-events", ConfigKind::kString, "", true, 0, 0, "",
-     "keyspace notification classes (Redis's letters: K E g $ l s h z x e t m d n A)"},
-    // --- end of keyspace notifications ---
 };
 
 std::string CanonicalName(std::string_view name) {

@@ -94,8 +94,6 @@ const std::vector<ConfigKey> kRedisKeys = {
     Int("shutdown-timeout", "10", true, 0, kIntMax),
     List("shutdown-on-sigint", "default", CheckShutdownOnSignal),
     List("shutdown-on-sigterm", "default", CheckShutdownOnSignal),
-    Bool("latency-tracking", "yes", true),
-    List("latency-tracking-info-percentiles", "50 99 99.9", CheckLatencyPercentiles),
     Int("tracking-table-max-keys", "1000000", true, 0, kLongMax),
     // Eviction: Basalt keeps data on disk and evicts nothing.
     Enum("maxmemory-policy", "noeviction", true,

@@ -40,16 +40,10 @@ StatusOr<std::unique_ptr<Keyspace>> Keyspace::Open(Config* config) {
   if (!s.ok()) return s;
   ks->member_filters_.SetBudget(config->GetInt("member-filter-size"));
   Keyspace* raw = ks.get();
-  std::optional<uint32_t> classes = ParseNotifyClasses(config->GetString("notify-keyspace-events"));
-  if (!classes) {
-    return Status::InvalidArgument(std::string("notify-keyspace-events: ") +
-                                   kInvalidNotifyClassesError);
-  }
-  ks->events_.Configure(*classes);
+  // Config validates the letters (its check on the key); a hook only passes the flags on.
+  ks->events_.Configure(static_cast<uint32_t>(config->notify_keyspace_events()));
   config->AddApplyHook("notify-keyspace-events", [raw](const std::string&, const std::string& v) {
-    std::optional<uint32_t> parsed = ParseNotifyClasses(v);
-    if (!parsed) return Status::InvalidArgument(kInvalidNotifyClassesError);
-    raw->events_.Configure(*parsed);
+    raw->events_.Configure(static_cast<uint32_t>(ParseNotifyFlags(v)));
     return Status::OK();
   });
   config->AddApplyHook("member-filter-size", [raw](const std::string&, const std::string& value) {

@@ -15,34 +15,29 @@
 #include <string>
 #include <string_view>
 
+#include "config/config.h"
+
 namespace basalt {
 
-// The event classes, with Redis's bit values (its NOTIFY_* flags).
+// The event classes: notify-keyspace-events' flags (config/config.h), which have Redis's bit
+// values, under the short names the commands use.
 namespace notify {
-constexpr uint32_t kKeyspace = 1u << 0;  // K
-constexpr uint32_t kKeyevent = 1u << 1;  // E
-constexpr uint32_t kGeneric = 1u << 2;   // g
-constexpr uint32_t kString = 1u << 3;    // $
-constexpr uint32_t kList = 1u << 4;      // l
-constexpr uint32_t kSet = 1u << 5;       // s
-constexpr uint32_t kHash = 1u << 6;      // h
-constexpr uint32_t kZset = 1u << 7;      // z
-constexpr uint32_t kExpired = 1u << 8;   // x
-constexpr uint32_t kEvicted = 1u << 9;   // e
-constexpr uint32_t kStream = 1u << 10;   // t
-constexpr uint32_t kKeyMiss = 1u << 11;  // m (not part of A)
-constexpr uint32_t kModule = 1u << 13;   // d
-constexpr uint32_t kNew = 1u << 14;      // n (not part of A)
-constexpr uint32_t kAll =
-    kGeneric | kString | kList | kSet | kHash | kZset | kExpired | kEvicted | kStream | kModule;
+constexpr uint32_t kKeyspace = kNotifyKeyspace;  // K
+constexpr uint32_t kKeyevent = kNotifyKeyevent;  // E
+constexpr uint32_t kGeneric = kNotifyGeneric;    // g
+constexpr uint32_t kString = kNotifyString;      // $
+constexpr uint32_t kList = kNotifyList;          // l
+constexpr uint32_t kSet = kNotifySet;            // s
+constexpr uint32_t kHash = kNotifyHash;          // h
+constexpr uint32_t kZset = kNotifyZset;          // z
+constexpr uint32_t kExpired = kNotifyExpired;    // x
+constexpr uint32_t kEvicted = kNotifyEvicted;    // e
+constexpr uint32_t kStream = kNotifyStream;      // t
+constexpr uint32_t kKeyMiss = kNotifyKeyMiss;    // m (not part of A)
+constexpr uint32_t kModule = kNotifyModule;      // d
+constexpr uint32_t kNew = kNotifyNew;            // n (not part of A)
+constexpr uint32_t kAll = kNotifyAll;
 }  // namespace notify
-
-// The class letters of a notify-keyspace-events value; nullopt if one is not a class letter.
-std::optional<uint32_t> ParseNotifyClasses(std::string_view letters);
-// The canonical letters of `classes`, as CONFIG GET shows them ("A" for all of kAll, then K, E
-// and m): "KEA" reads back as "AKE".
-std::string FormatNotifyClasses(uint32_t classes);
-extern const char* const kInvalidNotifyClassesError;
 
 class KeyspaceEvents {
  public:

@@ -768,4 +768,22 @@ TEST(ConfigTest, RewriteWritesRedisSyntaxInPlace) {
 }
 
 }  // namespace
+TEST(ConfigTest, NotifyClassLettersParseAndFormatAsRedis) {
+  EXPECT_EQ(ParseNotifyFlags(""), 0);
+  EXPECT_EQ(ParseNotifyFlags("KE"), kNotifyKeyspace | kNotifyKeyevent);
+  EXPECT_EQ(ParseNotifyFlags("A"), kNotifyAll);
+  EXPECT_EQ(ParseNotifyFlags("g$lshzxetd"), kNotifyAll);
+  EXPECT_EQ(ParseNotifyFlags("mn"), kNotifyKeyMiss | kNotifyNew);
+  EXPECT_EQ(ParseNotifyFlags("KEq"), -1);
+  EXPECT_EQ(ParseNotifyFlags("k"), -1);  // letters are case-sensitive
+  EXPECT_EQ(ParseNotifyFlags(" "), -1);
+  EXPECT_EQ(FormatNotifyFlags(ParseNotifyFlags("KEA")), "AKE");
+  EXPECT_EQ(FormatNotifyFlags(ParseNotifyFlags("EKl")), "lKE");
+  EXPECT_EQ(FormatNotifyFlags(ParseNotifyFlags("mxg")), "gxm");
+  EXPECT_EQ(FormatNotifyFlags(ParseNotifyFlags("nK")), "nK");
+  // Redis's text drops n beside A; Basalt keeps it so that the value reads back as set.
+  EXPECT_EQ(FormatNotifyFlags(ParseNotifyFlags("AnE")), "AnE");
+  EXPECT_EQ(FormatNotifyFlags(0), "");
+}
+
 }  // namespace basalt

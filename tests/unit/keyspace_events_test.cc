@@ -1,5 +1,4 @@
-// Keyspace notifications below the commands: the class letters and their canonical form, and
-// what a Context and the active expirer hand to the sink (after the commit, in order, only for
+// Keyspace notifications below the commands: what a Context and the active expirer hand to the sink (after the commit, in order, only for
 // enabled classes), over a real RocksDB.
 #include "types/keyspace_events.h"
 
@@ -15,27 +14,6 @@
 namespace basalt {
 namespace {
 
-TEST(NotifyClassesTest, ParsesEveryLetterAndRefusesOthers) {
-  EXPECT_EQ(ParseNotifyClasses(""), 0u);
-  EXPECT_EQ(ParseNotifyClasses("KE"), notify::kKeyspace | notify::kKeyevent);
-  EXPECT_EQ(ParseNotifyClasses("A"), notify::kAll);
-  EXPECT_EQ(ParseNotifyClasses("g$lshzxetd"), notify::kAll);
-  EXPECT_EQ(ParseNotifyClasses("mn"), notify::kKeyMiss | notify::kNew);
-  EXPECT_FALSE(ParseNotifyClasses("KEq").has_value());
-  EXPECT_FALSE(ParseNotifyClasses("k").has_value());  // letters are case-sensitive
-  EXPECT_FALSE(ParseNotifyClasses(" ").has_value());
-}
-
-TEST(NotifyClassesTest, FormatsAsRedisDoes) {
-  EXPECT_EQ(FormatNotifyClasses(*ParseNotifyClasses("KEA")), "AKE");
-  EXPECT_EQ(FormatNotifyClasses(*ParseNotifyClasses("EKl")), "lKE");
-  EXPECT_EQ(FormatNotifyClasses(*ParseNotifyClasses("mxg")), "gxm");
-  EXPECT_EQ(FormatNotifyClasses(*ParseNotifyClasses("nK")), "nK");
-  // With every class of A, A stands alone: n is not shown, as in Redis.
-  EXPECT_EQ(FormatNotifyClasses(*ParseNotifyClasses("AnE")), "AE");
-  EXPECT_EQ(FormatNotifyClasses(0), "");
-}
-
 class RecordingSink : public KeyspaceEvents::Sink {
  public:
   bool Replicating() const override { return false; }
@@ -49,7 +27,7 @@ class KeyspaceEventsTest : public KeyspaceFixture {
  protected:
   void Enable(const char* letters) {
     ks_->events().set_sink(&sink_);
-    ks_->events().Configure(*ParseNotifyClasses(letters));
+    ks_->events().Configure(static_cast<uint32_t>(ParseNotifyFlags(letters)));
   }
   RecordingSink sink_;
 };
@@ -79,7 +57,7 @@ TEST_F(KeyspaceEventsTest, DisabledClassesAndChannelsSendNothing) {
   std::vector<std::pair<std::string, std::string>> want = {{"__keyspace@0__:l", "lpush"}};
   EXPECT_EQ(sink_.got, want);
   // Classes without K or E: nothing is enabled at all.
-  ks_->events().Configure(*ParseNotifyClasses("A"));
+  ks_->events().Configure(notify::kAll);
   EXPECT_EQ(ks_->events().classes(), 0u);
 }
 
