@@ -228,6 +228,7 @@ int main(int argc, char** argv) {
   state.run_id = RandomRunId();
   state.tcp_port = static_cast<int>(config.GetInt("port"));
   state.pubsub.set_config(&config);
+  state.monitors.set_config(&config);
   if (!SetUpAcl(config, state)) return 1;
 
   basalt::Scripting scripting(&state);

@@ -50,6 +50,12 @@ enum CommandFlag : uint32_t {
   // keys are found by parsing its arguments (a KeyFinder or an option such as STORE).
   kCmdBlocking = 1 << 19,
   kCmdMovableKeys = 1 << 20,
+  // Shown to monitors before it runs rather than after (the EVAL family: a script's own calls
+  // follow it), as Redis's evalCommand does.
+  kCmdMonitorFirst = 1 << 21,
+  // Redis's "may-replicate": no write flag, yet may lead to replicated effects (EVAL, PUBLISH,
+  // PFCOUNT). Held by CLIENT PAUSE WRITE; refused to a monitoring client like reads and writes.
+  kCmdMayReplicate = 1 << 22,
 };
 
 struct CommandContext {

@@ -126,6 +126,7 @@ void QuitCommand(CommandContext& c) {
 void ResetCommand(CommandContext& c) {
   ResetTransaction(c.server, c.session);
   c.server.pubsub.UnsubscribeAll(c.session);
+  c.server.monitors.Remove(c.session);
   c.session.db = 0;
   c.session.resp = 2;
   c.reply.set_resp(2);
@@ -156,6 +157,7 @@ std::string ClientInfoLine(const Session& s) {
   line += " age=" + std::to_string((now - s.created_ms) / 1000);
   line += " idle=" + std::to_string((now - s.last_interaction_ms.load()) / 1000);
   std::string flags;
+  if (s.monitor.load(std::memory_order_relaxed)) flags += "O";
   if (s.subscriptions.total() > 0) flags += "P";
   if (s.in_multi) flags += "x";
   line += " flags=" + (flags.empty() ? std::string("N") : flags);

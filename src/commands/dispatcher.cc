@@ -178,6 +178,22 @@ void CloseForReplySize(ServerState& server, Session& session, const CommandSpec&
                << server.config->max_reply_size.load(std::memory_order_relaxed) << " bytes)";
 }
 
+// Runs the handler as RunHandler does, while clients monitor: they get the command after it ran
+// (the EVAL family before, so that a script's own calls follow it), while its locks are held.
+// A parked command run again after a wake-up was shown when it first ran.
+bool RunHandlerFeedingMonitors(ServerState& server, Session& session, const CommandSpec& spec,
+                               CommandContext& c) {
+  const bool shown = !session.reprocessing && ShownToMonitors(spec, c.argv);
+  const bool first = spec.flags & kCmdMonitorFirst;
+  if (shown && first) server.monitors.Feed(session, session.db, c.argv);
+  // The handler may consume its arguments; the line is made from the command as sent.
+  std::vector<std::string> sent;
+  if (shown && !first) sent = c.argv;
+  spec.handler(c);
+  if (shown && !first) server.monitors.Feed(session, session.db, sent);
+  return true;
+}
+
 }  // namespace
 
 const char* const kBusyScriptError =
@@ -258,7 +274,11 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
   }
   uint64_t start = CommandClock::Now();
   CommandContext c{server, session, argv, reply, ctx, in_exec};
-  spec.handler(c);
+  if (server.monitors.active()) {
+    RunHandlerFeedingMonitors(server, session, spec, c);
+  } else {
+    spec.handler(c);
+  }
   if (in_exec) {
     Account(server, session, spec, argv, CommandClock::MicrosBetween(start, CommandClock::Now()));
   }
@@ -278,6 +298,13 @@ bool Admitted(ServerState& server, Session& session, const CommandSpec& spec,
   }
   if (!AclPermitsOrReply(server, session, spec, argv, reply)) {
     server.counters.error_replies++;
+    return false;
+  }
+  if (server.monitors.active() && session.monitor.load(std::memory_order_relaxed) &&
+      (spec.flags & (kCmdWrite | kCmdReadOnly | kCmdMayReplicate))) {
+    // As Redis 7 refuses the keyspace to a replica, and so to a monitor (both are its replicas).
+    server.counters.error_replies++;
+    reply.Error("ERR Replica can't interact with the keyspace");
     return false;
   }
   if (session.resp == 2 && session.subscriptions.total() > 0 && !(spec.flags & kCmdPubSubContext)) {
@@ -333,6 +360,7 @@ bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
   reply.SetLimit(static_cast<size_t>(server.config->max_reply_size.load()));
   PrefetchKeys(session, spec, argv, ctx);
   CommandContext c{server, session, argv, reply, ctx, false};
+  if (server.monitors.active()) return RunHandlerFeedingMonitors(server, session, spec, c);
   spec.handler(c);
   return true;
 }

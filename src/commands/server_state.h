@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands/blocking.h"
+#include "commands/monitor.h"
 #include "commands/offload.h"
 #include "commands/pubsub.h"
 #include "commands/script_guard.h"
@@ -65,6 +66,7 @@ struct ServerState {
   Scripting* scripting = nullptr;
   CommandOffloader* offloader = nullptr;  // null: kCmdOffload commands run on the worker
   PubSub pubsub;
+  Monitors monitors;
   AclStore acl{&CommandAclCatalog()};
   AclLog acl_log;
 

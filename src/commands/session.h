@@ -103,6 +103,14 @@ struct Session : std::enable_shared_from_this<Session> {
   // Replies and messages the connection has accepted but not yet written to the socket.
   std::atomic<size_t> output_buffer_bytes{0};
 
+  // MONITOR: this client receives the feed of executed commands (commands/monitor.h). Written
+  // by its own worker, read by others for CLIENT LIST.
+  std::atomic<bool> monitor{false};
+  // A script's own client: monitors show its calls as "lua".
+  bool script_client = false;
+  // A parked command run again after a wake-up: monitors saw it when it first ran.
+  bool reprocessing = false;
+
   // Pub/Sub: what this client listens to, and messages other threads queued for it.
   Subscriptions subscriptions;
   ClientOutput output;

@@ -45,6 +45,7 @@ Connection::~Connection() {
   // First stop other threads from queueing for this client, then leave every subscription.
   session_->output.Close();
   worker_->state()->pubsub.UnsubscribeAll(*session_);
+  worker_->state()->monitors.Remove(*session_);
   if (session_->block.active) worker_->state()->blocking.Unblock(*session_);
   ResetTransaction(*worker_->state(), *session_);
   worker_->state()->clients.Remove(session_->id);
@@ -385,7 +386,9 @@ void Connection::RetryBlocked() {
   session_->block = BlockState();
   session_->last_interaction_ms.store(UnixMillis(), std::memory_order_relaxed);
   std::string out;
+  session_->reprocessing = true;
   Dispatch(*state, *session_, argv, &out);
+  session_->reprocessing = false;
   // Parked again (someone else was served first): keep the original deadline.
   if (session_->block.active) session_->block.deadline_ms = deadline;
   if (!session_->block.active && block_timer_ != nullptr) evtimer_del(block_timer_);
