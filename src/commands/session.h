@@ -103,6 +103,16 @@ struct Session : std::enable_shared_from_this<Session> {
   // Replies and messages the connection has accepted but not yet written to the socket.
   std::atomic<size_t> output_buffer_bytes{0};
 
+  // CLIENT SETINFO (under info_mu, read by CLIENT LIST from other threads).
+  std::string lib_name, lib_ver;
+  // CLIENT NO-EVICT / NO-TOUCH: shown in CLIENT LIST; Basalt neither evicts clients nor keeps
+  // access times, so nothing else reads them.
+  std::atomic<bool> no_evict{false};
+  std::atomic<bool> no_touch{false};
+  // CLIENT REPLY: kSkipNext is what SKIP sets; the connection turns it into kSkip for the
+  // command after, whose reply it drops as it does every reply under kOff.
+  enum class ReplyMode { kOn, kOff, kSkipNext, kSkip };
+  ReplyMode reply_mode = ReplyMode::kOn;
   // MONITOR: this client receives the feed of executed commands (commands/monitor.h). Written
   // by its own worker, read by others for CLIENT LIST.
   std::atomic<bool> monitor{false};

@@ -286,6 +286,25 @@ bool Connection::DelegateIfHeldElsewhere(std::vector<std::string>& argv,
   return true;
 }
 
+void Connection::DispatchHonouringReplyMode(std::vector<std::string>& argv, WriteGroup& group) {
+  using Mode = Session::ReplyMode;
+  const Mode before = session_->reply_mode;
+  if (before == Mode::kOn || before == Mode::kSkipNext) {
+    Dispatch(*worker_->state(), *session_, argv, &out_, &group);
+  } else {
+    // Silenced: the reply goes to a buffer nobody sends (a grouped write's stays there until
+    // the group commits), unless the command was CLIENT REPLY ON, which is answered.
+    const size_t start = discarded_.size();
+    Dispatch(*worker_->state(), *session_, argv, &discarded_, &group);
+    if (session_->reply_mode == Mode::kOn) out_.append(discarded_, start, std::string::npos);
+    if (!group.HoldsRepliesIn(&discarded_)) discarded_.clear();
+    if (before == Mode::kSkip && session_->reply_mode == Mode::kSkip) {
+      session_->reply_mode = Mode::kOn;
+    }
+  }
+  if (session_->reply_mode == Mode::kSkipNext) session_->reply_mode = Mode::kSkip;
+}
+
 void Connection::ProcessCommands() {
   ServerState* state = worker_->state();
   RespReader::Limits limits;
@@ -312,9 +331,10 @@ void Connection::ProcessCommands() {
     }
     if (first) PrefetchPipelinedKeys(argv);
     first = false;
-    if (DelegateIfHeldElsewhere(argv, limits)) break;
+    if (session_->reply_mode == Session::ReplyMode::kOn && DelegateIfHeldElsewhere(argv, limits))
+      break;
     hand_overs_in_a_row_ = 0;
-    Dispatch(*state, *session_, argv, &out_, &group);
+    DispatchHonouringReplyMode(argv, group);
     if (session_->close_after_reply) closing_ = true;
     if (session_->take_socket) handing_over_ = true;
     if (out_.size() >= kFlushThreshold) {

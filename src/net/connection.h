@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "commands/dispatcher.h"
 #include "commands/server_state.h"
 #include "net/resp_reader.h"
 
@@ -65,6 +66,8 @@ class Connection {
   void ResumeReading();
   // Runs every complete buffered command until input runs out, the client blocks or closes.
   void ProcessCommands();
+  // Runs one command, dropping its reply while CLIENT REPLY OFF or SKIP silences it.
+  void DispatchHonouringReplyMode(std::vector<std::string>& argv, WriteGroup& group);
   // Starts loading the metadata cache slots and lock stripes of the keys of `first` (the first
   // command of a read, just parsed) and of the commands received after it, before it runs.
   void PrefetchPipelinedKeys(const std::vector<std::string>& first);
@@ -93,8 +96,9 @@ class Connection {
   event* read_event_ = nullptr;  // the socket is readable
   std::shared_ptr<Session> session_;
   RespReader reader_;
-  std::string out_;       // replies not yet written, held while the worker's write group holds any
-  bool closing_ = false;  // waiting for the last reply to drain
+  std::string out_;        // replies not yet written, held while the worker's write group holds any
+  std::string discarded_;  // replies CLIENT REPLY OFF or SKIP silences
+  bool closing_ = false;   // waiting for the last reply to drain
   bool handing_over_ = false;  // waiting for the last reply to drain before HandOver()
   bool paused_ = false;        // too much output waiting: no commands run until it drains
   event* block_timer_ = nullptr;

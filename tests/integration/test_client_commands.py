@@ -1,0 +1,121 @@
+"""CLIENT subcommands of Redis 7.2: SETINFO (validation, lib-name=/lib-ver= in CLIENT
+LIST and CLIENT INFO), NO-EVICT and NO-TOUCH (the e and T flags), REPLY ON|OFF|SKIP,
+PAUSE/UNPAUSE and UNBLOCK, and HELP. SETINFO and NO-TOUCH are Redis 7.2 commands: the
+oracle is Redis 7.0, so those tests are basalt_only; the rest also pass with
+--target redis."""
+import re
+import threading
+import time
+
+import pytest
+
+from resp import RawConn, encode
+
+SEVEN_TWO = "7.2 command, oracle is 7.0"
+
+
+@pytest.fixture
+def conns(server, r):
+    made = []
+
+    def make():
+        c = RawConn(server.port)
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.close()
+
+
+def info_fields(c):
+    line = c.call("CLIENT", "INFO")[1].decode().strip()
+    return line, dict(f.split("=", 1) for f in line.split(" "))
+
+
+@pytest.mark.basalt_only(reason=SEVEN_TWO)
+def test_setinfo_shows_in_client_info_and_list(conns):
+    c = conns()
+    assert c.call("CLIENT", "SETINFO", "LIB-NAME", "redis-py") == ("+", b"OK")
+    assert c.call("CLIENT", "SETINFO", "lib-ver", "5.0.1") == ("+", b"OK")
+    line, fields = info_fields(c)
+    assert fields["lib-name"] == "redis-py" and fields["lib-ver"] == "5.0.1"
+    # 7.2's order: the two fields close the line, after resp=.
+    assert line.endswith(" resp=2 lib-name=redis-py lib-ver=5.0.1")
+    listed = RawConn.call(conns(), "CLIENT", "LIST")[1].decode()
+    assert re.search(r"resp=2 lib-name=redis-py lib-ver=5\.0\.1$", listed, re.M)
+    # An empty value clears the field.
+    assert c.call("CLIENT", "SETINFO", "lib-name", "") == ("+", b"OK")
+    assert info_fields(c)[1]["lib-name"] == ""
+
+
+@pytest.mark.basalt_only(reason=SEVEN_TWO)
+def test_setinfo_errors(conns):
+    c = conns()
+    assert c.call("CLIENT", "SETINFO", "lib-color", "red") == \
+        ("-", "ERR Unrecognized option 'lib-color'")
+    assert c.call("CLIENT", "SETINFO", "LIB-NAME", "a b") == \
+        ("-", "ERR LIB-NAME cannot contain spaces, newlines or special characters.")
+    assert c.call("CLIENT", "SETINFO", "lib-ver", "1\n") == \
+        ("-", "ERR lib-ver cannot contain spaces, newlines or special characters.")
+    assert c.call("CLIENT", "SETINFO", "lib-ver")[0] == "-"
+    assert info_fields(c)[1]["lib-ver"] == ""
+
+
+@pytest.mark.basalt_only(reason=SEVEN_TWO)
+def test_no_touch_flag(conns):
+    c = conns()
+    assert c.call("CLIENT", "NO-TOUCH", "on") == ("+", b"OK")
+    assert "T" in info_fields(c)[1]["flags"]
+    assert c.call("CLIENT", "NO-TOUCH", "off") == ("+", b"OK")
+    assert info_fields(c)[1]["flags"] == "N"
+    assert c.call("CLIENT", "NO-TOUCH", "maybe") == ("-", "ERR syntax error")
+
+
+def test_no_evict_flag(conns):
+    c = conns()
+    assert c.call("CLIENT", "NO-EVICT", "ON") == ("+", b"OK")
+    assert info_fields(c)[1]["flags"] == "e"
+    assert c.call("CLIENT", "NO-EVICT", "off") == ("+", b"OK")
+    assert info_fields(c)[1]["flags"] == "N"
+    assert c.call("CLIENT", "NO-EVICT", "1") == ("-", "ERR syntax error")
+
+
+def test_reply_off_silences_until_on(conns):
+    c = conns()
+    c.send("CLIENT", "REPLY", "OFF")
+    c.send("SET", "k", "1")
+    c.send("INCR", "k")
+    c.send("GET", "k")
+    assert c.call("CLIENT", "REPLY", "ON") == ("+", b"OK")
+    assert c.call("GET", "k") == ("$", b"2")
+
+
+def test_reply_skip_silences_the_next_command_only(conns):
+    c = conns()
+    c.send("CLIENT", "REPLY", "SKIP")
+    c.send("SET", "k", "v")
+    assert c.call("GET", "k") == ("$", b"v")
+    # SKIP twice in a row: the second SKIP is itself skipped and skips the command after it.
+    c.send("CLIENT", "REPLY", "SKIP")
+    c.send("CLIENT", "REPLY", "SKIP")
+    c.send("PING", "one")
+    assert c.call("PING", "two") == ("$", b"two")
+    assert c.call("CLIENT", "REPLY", "maybe") == ("-", "ERR syntax error")
+
+
+def test_reply_off_silences_grouped_writes_and_errors(conns):
+    c = conns()
+    c.send("CLIENT", "REPLY", "OFF")
+    c.send_raw(b"".join(encode("RPUSH", "l", str(i)) for i in range(50)) + encode("NOSUCH"))
+    assert c.call("CLIENT", "REPLY", "ON") == ("+", b"OK")
+    assert c.call("LLEN", "l") == (":", 50)
+
+
+def test_client_help_lists_the_subcommands(conns):
+    c = conns()
+    kind, lines = c.call("CLIENT", "HELP")
+    text = [line[1].decode() for line in lines]
+    for sub in ("REPLY (ON|OFF|SKIP)", "PAUSE <timeout> [WRITE|ALL]", "UNPAUSE",
+                "UNBLOCK <clientid> [TIMEOUT|ERROR]", "NO-EVICT (ON|OFF)"):
+        assert sub in text
