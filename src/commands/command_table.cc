@@ -53,10 +53,11 @@ const CommandSpec* FindIn(const NameMap& names, std::string_view name) {
 
 CommandTable::CommandTable() {
   for (auto* family :
-       {&StringCommands, &KeyCommands, &ServerCommands, &ConnectionCommands, &TransactionCommands,
-        &IntrospectionCommands, &HashCommands, &SetCommands, &ListCommands, &ZsetCommands,
-        &BlockingListCommands, &BitmapCommands, &HllCommands, &GeoCommands, &SortCommands,
-        &ScriptingCommands, &PubSubCommands, &AclCommands, &ReplicationCommands}) {
+       {&StringCommands,      &KeyCommands,           &ServerCommands,       &ConnectionCommands,
+        &TransactionCommands, &IntrospectionCommands, &HashCommands,         &SetCommands,
+        &ListCommands,        &ZsetCommands,          &BlockingListCommands, &BitmapCommands,
+        &HllCommands,         &GeoCommands,           &SortCommands,         &ScriptingCommands,
+        &PubSubCommands,      &AclCommands,           &ReplicationCommands,  &DebugCommands}) {
     for (const CommandSpec& spec : (*family)()) {
       all_.push_back(&spec);
       by_name_[spec.name] = &spec;

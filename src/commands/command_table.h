@@ -195,6 +195,7 @@ const std::vector<CommandSpec>& ScriptingCommands();
 const std::vector<CommandSpec>& PubSubCommands();
 const std::vector<CommandSpec>& AclCommands();
 const std::vector<CommandSpec>& ReplicationCommands();
+const std::vector<CommandSpec>& DebugCommands();
 
 // Shared reply helpers for handlers.
 inline std::string WrongArityError(std::string_view name) {

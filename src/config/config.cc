@@ -145,6 +145,12 @@ const std::vector<ConfigKey> kKeys = {
      "oldest share of blob files eligible for GC"},
     {"rocksdb.blob-gc-force-threshold", ConfigKind::kDouble, "0.8", true, 0, 0, "",
      "garbage ratio that forces compaction of the oldest blob files"},
+    // ---- Protected commands (h-client: DEBUG, MODULE); merge as one block ----
+    {"enable-debug-command", ConfigKind::kEnum, "no", false, 0, 0, "no|yes|local",
+     "who may run DEBUG: nobody, everybody, or loopback connections only (as in Redis 7)"},
+    {"enable-module-command", ConfigKind::kEnum, "no", false, 0, 0, "no|yes|local",
+     "who may run MODULE LOAD/LOADEX/UNLOAD (which always fail: Basalt has no modules)"},
+    // ---- end of protected commands block ----
 };
 
 // Old names Redis still accepts, resolved to the key they stand for.
