@@ -312,6 +312,48 @@ void ClientReply(CommandContext& c) {
   }
 }
 
+// CLIENT PAUSE <timeout ms> [WRITE|ALL] (commands/client_pause.h).
+void ClientPauseCommand(CommandContext& c) {
+  auto ms = ParseInt64(c.arg(2));
+  if (!ms) return c.reply.Error("ERR timeout is not an integer or out of range");
+  if (*ms < 0) return c.reply.Error("ERR timeout is negative");
+  ClientPause::Mode mode = ClientPause::kAll;
+  if (c.argc() == 4 && EqualsIgnoreCase(c.arg(3), "write")) {
+    mode = ClientPause::kWrite;
+  } else if (c.argc() == 4 && !EqualsIgnoreCase(c.arg(3), "all")) {
+    return c.reply.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+  } else if (c.argc() > 4) {
+    return c.reply.Error(kSyntaxError);
+  }
+  const int64_t until = UnixMillis() + std::min<int64_t>(*ms, INT64_MAX / 2);
+  c.server.pause.Pause(mode, until);
+  if (c.server.expirer != nullptr) c.server.expirer->PauseUntil(c.server.pause.until_ms());
+  c.reply.Ok();
+}
+
+// CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: 1 if that client was parked in a blocking command.
+void ClientUnblock(CommandContext& c) {
+  auto id = ParseInt64(c.arg(2));
+  if (!id) return c.reply.Error(kNotIntegerError);
+  bool error = false;
+  if (c.argc() == 4) {
+    if (EqualsIgnoreCase(c.arg(3), "error")) {
+      error = true;
+    } else if (!EqualsIgnoreCase(c.arg(3), "timeout")) {
+      return c.reply.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    }
+  } else if (c.argc() > 4) {
+    return c.reply.Error(kSyntaxError);
+  }
+  for (const auto& s : c.server.clients.Snapshot()) {
+    if (static_cast<int64_t>(s->id) != *id) continue;
+    if (!c.server.blocking.IsBlocked(s->id) || !s->unblock_hook) break;
+    s->unblock_hook(error);
+    return c.reply.Integer(1);
+  }
+  c.reply.Integer(0);
+}
+
 void ClientCommand(CommandContext& c) {
   std::string sub = ToLower(c.arg(1));
   if (sub == "id" && c.argc() == 2) return c.reply.Integer(static_cast<int64_t>(c.session.id));
@@ -367,6 +409,13 @@ void ClientCommand(CommandContext& c) {
     return c.reply.Ok();
   }
   if (sub == "reply" && c.argc() == 3) return ClientReply(c);
+  if (sub == "pause" && c.argc() >= 3) return ClientPauseCommand(c);
+  if (sub == "unpause" && c.argc() == 2) {
+    c.server.pause.Unpause();
+    if (c.server.expirer != nullptr) c.server.expirer->PauseUntil(0);
+    return c.reply.Ok();
+  }
+  if (sub == "unblock" && c.argc() >= 3) return ClientUnblock(c);
   if (sub == "help") {
     static const std::string kHelp[] = {
         "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

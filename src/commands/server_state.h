@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands/blocking.h"
+#include "commands/client_pause.h"
 #include "commands/monitor.h"
 #include "commands/offload.h"
 #include "commands/pubsub.h"
@@ -67,6 +68,7 @@ struct ServerState {
   CommandOffloader* offloader = nullptr;  // null: kCmdOffload commands run on the worker
   PubSub pubsub;
   Monitors monitors;
+  ClientPause pause;
   AclStore acl{&CommandAclCatalog()};
   AclLog acl_log;
 

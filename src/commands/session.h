@@ -90,6 +90,9 @@ struct Session : std::enable_shared_from_this<Session> {
   std::function<void()> close_hook;
   // Asks the owning worker to run the parked blocking command again; safe from any thread.
   std::function<void()> wake_hook;
+  // CLIENT UNBLOCK: asks the owning worker to end the parked command as if it timed out, or
+  // with an UNBLOCKED error (true); safe from any thread.
+  std::function<void(bool error)> unblock_hook;
   BlockState block;
   // An offloaded command (a script) is running for this client: its later commands wait.
   // Worker thread only.

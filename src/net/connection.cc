@@ -68,6 +68,8 @@ void Connection::Attach(Worker* worker) {
 void Connection::LeaveLoop() {
   if (block_timer_ != nullptr) event_free(block_timer_);
   block_timer_ = nullptr;
+  if (pause_timer_ != nullptr) event_free(pause_timer_);
+  pause_timer_ = nullptr;
   if (read_event_ != nullptr) event_free(read_event_);
   read_event_ = nullptr;
   if (bev_ == nullptr) return;
@@ -110,7 +112,7 @@ void Connection::OnWrite(bufferevent* bev, void* arg) {
     self->paused_ = false;
     self->ResumeReading();
     // ProcessCommands may close (and destroy) the connection: nothing after it.
-    if (!self->session_->block.active && !self->session_->awaiting_reply)
+    if (!self->session_->block.active && !self->session_->awaiting_reply && !self->held_for_pause_)
       return self->ProcessCommands();
   }
   if (pending != 0) return;
@@ -227,7 +229,8 @@ void Connection::HandleInput() {
 void Connection::RunReadInput() {
   // A parked client keeps its later commands buffered until it is served or times out; so does
   // one whose script runs on the offload thread, and a paused one until its output drains.
-  if (closing_ || session_->block.active || session_->awaiting_reply || paused_) return;
+  if (closing_ || session_->block.active || session_->awaiting_reply || paused_ || held_for_pause_)
+    return;
   ProcessCommands();
 }
 
@@ -315,7 +318,8 @@ void Connection::ProcessCommands() {
   // Once for the commands of a read, as Redis stamps a client when it reads its query.
   session_->last_interaction_ms.store(UnixMillis(), std::memory_order_relaxed);
   bool first = true;
-  while (!closing_ && !handing_over_ && !session_->block.active && !session_->awaiting_reply) {
+  while (!closing_ && !handing_over_ && !session_->block.active && !session_->awaiting_reply &&
+         !held_for_pause_) {
     if (evbuffer_get_length(output) + out_.size() >= kPauseOutputBytes) {
       paused_ = true;
       StopReading();
@@ -327,6 +331,10 @@ void Connection::ProcessCommands() {
     if (r == RespReader::Result::kError) {
       Reply(&out_, session_->resp).Error("ERR " + reader_.error());
       closing_ = true;
+      break;
+    }
+    if (state->pause.active() && state->pause.Holds(*session_, argv)) {
+      HoldForPause(std::move(argv));
       break;
     }
     if (first) PrefetchPipelinedKeys(argv);
@@ -349,7 +357,7 @@ void Connection::ProcessCommands() {
     // the other clients' writes. A client that is closing, handing over, parked or paused
     // needs its replies settled now.
     bool settled_later = !closing_ && !handing_over_ && !paused_ && !session_->block.active &&
-                         !session_->awaiting_reply;
+                         !session_->awaiting_reply && !held_for_pause_;
     if (settled_later) return;
     worker_->CommitGroup();
   }
@@ -360,7 +368,7 @@ bool Connection::Movable() {
   // Replies of reads wait in out_ until the end of ProcessCommands: written now, or not at all.
   Flush(out_);
   return !closing_ && !handing_over_ && !paused_ && !session_->block.active &&
-         !session_->awaiting_reply && session_->subscriptions.total() == 0 &&
+         !session_->awaiting_reply && !held_for_pause_ && session_->subscriptions.total() == 0 &&
          evbuffer_get_length(bufferevent_get_output(bev_)) == 0;
 }
 
@@ -398,6 +406,7 @@ void Connection::ArmBlockTimer() {
 }
 
 void Connection::RetryBlocked() {
+  if (held_for_pause_) return ResumeFromPause();
   if (!session_->block.active || closing_) return;
   ServerState* state = worker_->state();
   state->blocking.Unblock(*session_);
@@ -427,13 +436,19 @@ void Connection::DeliverOffloaded(std::string reply) {
 }
 
 void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
-  auto* self = static_cast<Connection*>(arg);
-  Session& session = *self->session_;
-  if (!session.block.active) return;
-  self->worker_->state()->blocking.Unblock(session);
+  static_cast<Connection*>(arg)->EndBlock(false);
+}
+
+void Connection::EndBlock(bool error) {
+  Session& session = *session_;
+  if (!session.block.active || closing_) return;
+  worker_->state()->blocking.Unblock(session);
+  if (block_timer_ != nullptr) evtimer_del(block_timer_);
   std::string out;
   Reply reply(&out, session.resp);
-  if (session.block.timeout_reply) {
+  if (error) {
+    reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+  } else if (session.block.timeout_reply) {
     session.block.timeout_reply(reply);
   } else if (session.block.timeout_replies_null_array) {
     reply.NullArray();
@@ -441,8 +456,41 @@ void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
     reply.Null();
   }
   session.block = BlockState();
-  self->Flush(out);
-  self->ProcessCommands();
+  Flush(out);
+  ProcessCommands();
+}
+
+void Connection::HoldForPause(std::vector<std::string> argv) {
+  ServerState* state = worker_->state();
+  held_argv_ = std::move(argv);
+  held_for_pause_ = true;
+  state->pause.Hold(*session_);
+  if (pause_timer_ == nullptr) pause_timer_ = evtimer_new(worker_->base(), OnPauseTimer, this);
+  int64_t left = std::max<int64_t>(state->pause.until_ms() - UnixMillis(), 0) + 1;
+  timeval tv{static_cast<time_t>(left / 1000), static_cast<suseconds_t>((left % 1000) * 1000)};
+  evtimer_add(pause_timer_, &tv);
+}
+
+void Connection::OnPauseTimer(evutil_socket_t, short, void* arg) {
+  static_cast<Connection*>(arg)->ResumeFromPause();
+}
+
+void Connection::ResumeFromPause() {
+  if (!held_for_pause_ || closing_) return;
+  ServerState* state = worker_->state();
+  if (state->pause.Holds(*session_, held_argv_)) {
+    // Paused again (or longer) since: wait for the new end.
+    std::vector<std::string> argv = std::move(held_argv_);
+    return HoldForPause(std::move(argv));
+  }
+  held_for_pause_ = false;
+  evtimer_del(pause_timer_);
+  std::vector<std::string> argv = std::move(held_argv_);
+  session_->last_interaction_ms.store(UnixMillis(), std::memory_order_relaxed);
+  DispatchHonouringReplyMode(argv, worker_->group());
+  if (session_->close_after_reply) closing_ = true;
+  if (session_->take_socket) handing_over_ = true;
+  ProcessCommands();
 }
 
 }  // namespace basalt

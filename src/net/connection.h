@@ -38,8 +38,11 @@ class Connection {
   // Server stop: hands the replies already computed to the socket without blocking, so a
   // client mid-pipeline gets every reply the kernel can take before the connection closes.
   void FlushBeforeShutdown();
-  // Runs the parked blocking command again after a write to one of its keys.
+  // Runs the parked blocking command again after a write to one of its keys; for a client held
+  // by CLIENT PAUSE, runs the held command if the pause no longer covers it.
   void RetryBlocked();
+  // CLIENT UNBLOCK: ends the parked command with its timeout reply, or with the UNBLOCKED error.
+  void EndBlock(bool error);
   // Sends the reply of the command the offload thread ran for this client, then resumes it.
   void DeliverOffloaded(std::string reply);
   // Writes the pub/sub messages other threads queued for this client.
@@ -56,6 +59,10 @@ class Connection {
   static void OnWrite(bufferevent* bev, void* arg);
   static void OnEvent(bufferevent* bev, short events, void* arg);
   static void OnBlockTimeout(evutil_socket_t, short, void* arg);
+  static void OnPauseTimer(evutil_socket_t, short, void* arg);
+  // Keeps `argv` (and all input after it) until CLIENT PAUSE no longer covers it.
+  void HoldForPause(std::vector<std::string> argv);
+  void ResumeFromPause();
   static void OnOutputChanged(evbuffer* buffer, const evbuffer_cb_info* info, void* arg);
   // Reads the socket and asks the worker to run the commands after the turn's other reads.
   void HandleInput();
@@ -102,6 +109,10 @@ class Connection {
   bool handing_over_ = false;  // waiting for the last reply to drain before HandOver()
   bool paused_ = false;        // too much output waiting: no commands run until it drains
   event* block_timer_ = nullptr;
+  // A command CLIENT PAUSE holds; its timer fires when the pause ends.
+  bool held_for_pause_ = false;
+  std::vector<std::string> held_argv_;
+  event* pause_timer_ = nullptr;
   evbuffer_cb_entry* output_watch_ = nullptr;  // keeps session().output_buffer_bytes current
   // Hand-overs in a row (DelegateIfHeldElsewhere) to one worker, which the client moves to at
   // worker-move-hand-overs.

@@ -35,7 +35,7 @@ void ActiveExpirer::Loop() {
   while (!stopping_) {
     cv_.wait_for(lock, std::chrono::milliseconds(100));
     if (stopping_) break;
-    if (paused_ || !config_->GetBool("active-expire")) continue;
+    if (paused_ || UnixMillis() < paused_until_ms_ || !config_->GetBool("active-expire")) continue;
     lock.unlock();
     RunOnce();
     lock.lock();
@@ -68,7 +68,7 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
     uint64_t epoch;
   };
   std::shared_lock<WriterPreferringMutex> shared(keyspace_->exclusive());
-  if (paused_) {
+  if (paused_ || UnixMillis() < paused_until_ms_) {
     *more = false;
     return 0;
   }

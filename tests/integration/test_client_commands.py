@@ -119,3 +119,90 @@ def test_client_help_lists_the_subcommands(conns):
     for sub in ("REPLY (ON|OFF|SKIP)", "PAUSE <timeout> [WRITE|ALL]", "UNPAUSE",
                 "UNBLOCK <clientid> [TIMEOUT|ERROR]", "NO-EVICT (ON|OFF)"):
         assert sub in text
+
+
+def client_id(c):
+    return c.call("CLIENT", "ID")[1]
+
+
+def test_pause_write_holds_writes_and_serves_reads(conns):
+    admin, writer, reader = conns(), conns(), conns()
+    assert admin.call("CLIENT", "PAUSE", "100000", "WRITE") == ("+", b"OK")
+    try:
+        writer.send("SET", "k", "1")
+        writer.send("INCR", "k")
+        assert reader.call("GET", "k") == ("$", None)
+        assert reader.call("EVAL_RO", "return 7", "0") == (":", 7)
+        # A may-replicate command waits too.
+        reader.send("PUBLISH", "ch", "x")
+        time.sleep(0.2)
+        assert writer.buf == b"" and reader.buf == b""
+    finally:
+        assert admin.call("CLIENT", "UNPAUSE") == ("+", b"OK")
+    assert writer.read() == ("+", b"OK")
+    assert writer.read() == (":", 2)
+    assert reader.read() == (":", 0)
+    assert reader.call("GET", "k") == ("$", b"2")
+
+
+def test_pause_all_holds_everything_until_it_ends(conns):
+    admin, other = conns(), conns()
+    start = time.time()
+    assert admin.call("CLIENT", "PAUSE", "400", "ALL") == ("+", b"OK")
+    assert other.call("PING") == ("+", b"PONG")
+    assert time.time() - start >= 0.35
+    assert admin.call("SET", "after", "pause") == ("+", b"OK")
+
+
+def test_pause_write_ends_by_itself(conns):
+    admin, writer = conns(), conns()
+    start = time.time()
+    assert admin.call("CLIENT", "PAUSE", "300", "WRITE") == ("+", b"OK")
+    assert writer.call("SET", "k", "v") == ("+", b"OK")
+    assert time.time() - start >= 0.25
+
+
+def test_pause_stops_active_expiry(conns):
+    c = conns()
+    assert c.call("SET", "k", "v", "PX", "100") == ("+", b"OK")
+    assert c.call("CLIENT", "PAUSE", "100000", "WRITE") == ("+", b"OK")
+    try:
+        time.sleep(0.6)
+        assert c.call("DBSIZE") == (":", 1)
+    finally:
+        c.call("CLIENT", "UNPAUSE")
+    deadline = time.time() + 5
+    while c.call("DBSIZE") != (":", 0) and time.time() < deadline:
+        time.sleep(0.05)
+    assert c.call("DBSIZE") == (":", 0)
+
+
+def test_pause_errors(conns):
+    c = conns()
+    assert c.call("CLIENT", "PAUSE", "soon") == \
+        ("-", "ERR timeout is not an integer or out of range")
+    assert c.call("CLIENT", "PAUSE", "-1") == ("-", "ERR timeout is negative")
+    assert c.call("CLIENT", "PAUSE", "10", "READS") == \
+        ("-", "ERR CLIENT PAUSE mode must be WRITE or ALL")
+    assert c.call("CLIENT", "UNPAUSE") == ("+", b"OK")
+
+
+def test_unblock_timeout_and_error(conns):
+    admin, blocked = conns(), conns()
+    bid = client_id(blocked)
+    assert admin.call("CLIENT", "UNBLOCK", str(bid)) == (":", 0)
+    blocked.send("BLPOP", "nolist", "0")
+    deadline = time.time() + 5
+    while admin.call("CLIENT", "UNBLOCK", str(bid)) != (":", 1):
+        assert time.time() < deadline
+        time.sleep(0.02)
+    assert blocked.read() == ("*", None)
+    blocked.send("BZPOPMIN", "nozset", "0")
+    while admin.call("CLIENT", "UNBLOCK", str(bid), "ERROR") != (":", 1):
+        assert time.time() < deadline
+        time.sleep(0.02)
+    assert blocked.read() == ("-", "UNBLOCKED client unblocked via CLIENT UNBLOCK")
+    assert blocked.call("PING") == ("+", b"PONG")
+    assert admin.call("CLIENT", "UNBLOCK", str(bid), "NOW") == \
+        ("-", "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+    assert admin.call("CLIENT", "UNBLOCK", "x")[0] == "-"
