@@ -301,6 +301,8 @@ void Connection::DispatchHonouringReplyMode(std::vector<std::string>& argv, Writ
     Dispatch(*worker_->state(), *session_, argv, &discarded_, &group);
     if (session_->reply_mode == Mode::kOn) out_.append(discarded_, start, std::string::npos);
     if (!group.HoldsRepliesIn(&discarded_)) discarded_.clear();
+    // A parked or offloaded command replies later, silenced all the same.
+    drop_deferred_reply_ = session_->block.active || session_->awaiting_reply;
     if (before == Mode::kSkip && session_->reply_mode == Mode::kSkip) {
       session_->reply_mode = Mode::kOn;
     }
@@ -420,6 +422,10 @@ void Connection::RetryBlocked() {
   session_->reprocessing = false;
   // Parked again (someone else was served first): keep the original deadline.
   if (session_->block.active) session_->block.deadline_ms = deadline;
+  if (!session_->block.active && drop_deferred_reply_) {
+    out.clear();
+    drop_deferred_reply_ = false;
+  }
   if (!session_->block.active && block_timer_ != nullptr) evtimer_del(block_timer_);
   Flush(out);
   if (session_->block.active) return ArmBlockTimer();
@@ -429,6 +435,10 @@ void Connection::RetryBlocked() {
 void Connection::DeliverOffloaded(std::string reply) {
   if (!session_->awaiting_reply) return;
   session_->awaiting_reply = false;
+  if (drop_deferred_reply_) {
+    reply.clear();
+    drop_deferred_reply_ = false;
+  }
   // A reply cut for max-reply-size closes the client, wherever its command ran.
   if (session_->close_after_reply) closing_ = true;
   Flush(reply);
@@ -456,6 +466,10 @@ void Connection::EndBlock(bool error) {
     reply.Null();
   }
   session.block = BlockState();
+  if (drop_deferred_reply_) {
+    out.clear();
+    drop_deferred_reply_ = false;
+  }
   Flush(out);
   ProcessCommands();
 }

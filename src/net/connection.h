@@ -105,7 +105,9 @@ class Connection {
   RespReader reader_;
   std::string out_;        // replies not yet written, held while the worker's write group holds any
   std::string discarded_;  // replies CLIENT REPLY OFF or SKIP silences
-  bool closing_ = false;   // waiting for the last reply to drain
+  // The silenced command parked or went to the offload thread: its later reply is dropped too.
+  bool drop_deferred_reply_ = false;
+  bool closing_ = false;       // waiting for the last reply to drain
   bool handing_over_ = false;  // waiting for the last reply to drain before HandOver()
   bool paused_ = false;        // too much output waiting: no commands run until it drains
   event* block_timer_ = nullptr;

@@ -206,3 +206,19 @@ def test_unblock_timeout_and_error(conns):
     assert admin.call("CLIENT", "UNBLOCK", str(bid), "NOW") == \
         ("-", "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
     assert admin.call("CLIENT", "UNBLOCK", "x")[0] == "-"
+
+
+def test_reply_off_silences_scripts_and_blocked_commands(conns):
+    c, pusher = conns(), conns()
+    c.send("CLIENT", "REPLY", "SKIP")
+    c.send("EVAL", "return 'script'", "0")
+    c.send("CLIENT", "REPLY", "SKIP")
+    c.send("BLPOP", "bl", "0")
+    time.sleep(0.2)
+    pusher.call("RPUSH", "bl", "x")
+    assert c.call("PING", "after") == ("$", b"after")
+    assert pusher.call("LLEN", "bl") == (":", 0)
+    c.send("CLIENT", "REPLY", "OFF")
+    c.send("BLPOP", "bl", "0.1")
+    time.sleep(0.3)
+    assert c.call("CLIENT", "REPLY", "ON") == ("+", b"OK")
