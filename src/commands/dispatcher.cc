@@ -181,8 +181,16 @@ void CloseForReplySize(ServerState& server, Session& session, const CommandSpec&
 // Runs the handler as RunHandler does, while clients monitor: they get the command after it ran
 // (the EVAL family before, so that a script's own calls follow it), while its locks are held.
 // A parked command run again after a wake-up was shown when it first ran.
+// A monitoring client is refused the key space, as Redis 7 refuses it to its replicas (a
+// monitor is one); checked here, where only a server with monitors arrives.
 bool RunHandlerFeedingMonitors(ServerState& server, Session& session, const CommandSpec& spec,
                                CommandContext& c) {
+  if (session.monitor.load(std::memory_order_relaxed) &&
+      (spec.flags & (kCmdWrite | kCmdReadOnly | kCmdMayReplicate))) {
+    server.counters.error_replies++;
+    c.reply.Error("ERR Replica can't interact with the keyspace");
+    return false;
+  }
   const bool shown = !session.reprocessing && ShownToMonitors(spec, c.argv);
   const bool first = spec.flags & kCmdMonitorFirst;
   if (shown && first) server.monitors.Feed(session, session.db, c.argv);
@@ -298,13 +306,6 @@ bool Admitted(ServerState& server, Session& session, const CommandSpec& spec,
   }
   if (!AclPermitsOrReply(server, session, spec, argv, reply)) {
     server.counters.error_replies++;
-    return false;
-  }
-  if (server.monitors.active() && session.monitor.load(std::memory_order_relaxed) &&
-      (spec.flags & (kCmdWrite | kCmdReadOnly | kCmdMayReplicate))) {
-    // As Redis 7 refuses the keyspace to a replica, and so to a monitor (both are its replicas).
-    server.counters.error_replies++;
-    reply.Error("ERR Replica can't interact with the keyspace");
     return false;
   }
   if (session.resp == 2 && session.subscriptions.total() > 0 && !(spec.flags & kCmdPubSubContext)) {
