@@ -55,6 +55,7 @@ enum CommandFlag : uint32_t {
   kCmdMonitorFirst = 1 << 21,
   // Redis's "may-replicate": no write flag, yet may lead to replicated effects (EVAL, PUBLISH,
   // PFCOUNT). Held by CLIENT PAUSE WRITE; refused to a monitoring client like reads and writes.
+  // COMMAND INFO does not show it: Redis hides it on purpose.
   kCmdMayReplicate = 1 << 22,
 };
 

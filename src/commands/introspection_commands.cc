@@ -24,7 +24,6 @@ void ReplyFlags(Reply& r, uint32_t flags) {
                 {kCmdSkipSlowlog, "skip_slowlog"},
                 {kCmdFast, "fast"},
                 {kCmdNoAuth, "no_auth"},
-                {kCmdMayReplicate, "may_replicate"},
                 {kCmdNoMulti, "no_multi"},
                 {kCmdAllowBusy, "allow_busy"},
                 {kCmdBlocking, "blocking"},

@@ -262,3 +262,20 @@ def test_lolwut_reply_type_and_version_line(c):
 def test_lolwut_names_basalt(c):
     kind, text = c.call("LOLWUT")
     assert text.decode().splitlines()[-1] == "Basalt ver. 0.1.0"
+
+
+def test_command_info_rows(c):
+    def row(name):
+        kind, rows = c.call("COMMAND", "INFO", name)
+        entry = rows[0][1]
+        return (entry[1][1], sorted(f[1].decode() for f in entry[2][1]),
+                sorted(cat[1].decode() for cat in entry[6][1]))
+    assert row("monitor") == (1, ["admin", "loading", "noscript", "stale"],
+                              ["@admin", "@dangerous", "@slow"])
+    assert row("debug") == (-2, ["admin", "loading", "noscript", "stale"],
+                            ["@admin", "@dangerous", "@slow"])
+    assert row("lolwut") == (-1, ["fast", "readonly"], ["@fast", "@read"])
+    assert row("module") == (-2, [], ["@slow"])
+    # A script is shown to monitors by EVAL itself, before its calls: skip_monitor, as Redis.
+    flags = row("eval")[1]
+    assert "skip_monitor" in flags and "may_replicate" not in flags
