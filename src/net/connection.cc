@@ -411,6 +411,11 @@ void Connection::RetryBlocked() {
   if (held_for_pause_) return ResumeFromPause();
   if (!session_->block.active || closing_) return;
   ServerState* state = worker_->state();
+  if (state->pause.active() && state->pause.Holds(*session_, session_->block.argv)) {
+    // A write pause holds the wake-up too (the pop is a write): it runs when the pause ends.
+    state->pause.Hold(*session_);
+    return ArmPauseTimer();
+  }
   state->blocking.Unblock(*session_);
   std::vector<std::string> argv = std::move(session_->block.argv);
   int64_t deadline = session_->block.deadline_ms;
@@ -479,6 +484,11 @@ void Connection::HoldForPause(std::vector<std::string> argv) {
   held_argv_ = std::move(argv);
   held_for_pause_ = true;
   state->pause.Hold(*session_);
+  ArmPauseTimer();
+}
+
+void Connection::ArmPauseTimer() {
+  ServerState* state = worker_->state();
   if (pause_timer_ == nullptr) pause_timer_ = evtimer_new(worker_->base(), OnPauseTimer, this);
   int64_t left = std::max<int64_t>(state->pause.until_ms() - UnixMillis(), 0) + 1;
   timeval tv{static_cast<time_t>(left / 1000), static_cast<suseconds_t>((left % 1000) * 1000)};
@@ -490,7 +500,9 @@ void Connection::OnPauseTimer(evutil_socket_t, short, void* arg) {
 }
 
 void Connection::ResumeFromPause() {
-  if (!held_for_pause_ || closing_) return;
+  // A parked command whose wake-up the pause held tries again.
+  if (!held_for_pause_) return RetryBlocked();
+  if (closing_) return;
   ServerState* state = worker_->state();
   if (state->pause.Holds(*session_, held_argv_)) {
     // Paused again (or longer) since: wait for the new end.

@@ -63,6 +63,8 @@ class Connection {
   // Keeps `argv` (and all input after it) until CLIENT PAUSE no longer covers it.
   void HoldForPause(std::vector<std::string> argv);
   void ResumeFromPause();
+  // Fires ResumeFromPause() when the current pause ends.
+  void ArmPauseTimer();
   static void OnOutputChanged(evbuffer* buffer, const evbuffer_cb_info* info, void* arg);
   // Reads the socket and asks the worker to run the commands after the turn's other reads.
   void HandleInput();

@@ -222,3 +222,26 @@ def test_reply_off_silences_scripts_and_blocked_commands(conns):
     c.send("BLPOP", "bl", "0.1")
     time.sleep(0.3)
     assert c.call("CLIENT", "REPLY", "ON") == ("+", b"OK")
+
+
+@pytest.mark.basalt_only(reason="7.2 re-runs a woken pop through the pause check and holds it "
+                                "(blocked.c: processCommandAndResetClient); the oracle 7.0 "
+                                "serves it")
+def test_pause_write_holds_the_wake_up_of_a_blocked_pop(conns):
+    admin, blocked, reader = conns(), conns(), conns()
+    blocked.send("BLPOP", "bl", "0")
+    bid = client_id(reader)  # a round trip: the BLPOP is parked by now on its worker
+    time.sleep(0.1)
+    assert admin.call("MULTI") == ("+", b"OK")
+    admin.call("RPUSH", "bl", "x")
+    admin.call("CLIENT", "PAUSE", "100000", "WRITE")
+    try:
+        assert admin.call("EXEC") == ("*", [(":", 1), ("+", b"OK")])
+        time.sleep(0.3)
+        # The element is still there: the pop waits for the pause like any write.
+        assert reader.call("LLEN", "bl") == (":", 1)
+        assert blocked.buf == b""
+    finally:
+        assert admin.call("CLIENT", "UNPAUSE") == ("+", b"OK")
+    assert blocked.read() == ("*", [("$", b"bl"), ("$", b"x")])
+    assert bid > 0
