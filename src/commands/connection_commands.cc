@@ -354,6 +354,56 @@ void ClientUnblock(CommandContext& c) {
   c.reply.Integer(0);
 }
 
+void ClientHelp(CommandContext& c) {
+  static const std::string kHelp[] = {
+      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GETNAME",
+      "    Return the name of the current connection.",
+      "ID",
+      "    Return the ID of the current connection.",
+      "INFO",
+      "    Return information about the current client connection.",
+      "KILL <ip:port>",
+      "    Kill connection made from <ip:port>.",
+      "KILL <option> <value> [<option> <value> [...]]",
+      "    Kill connections. Options are:",
+      "    * ADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made from the specified address",
+      "    * LADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made to specified local address",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Kill connections by type.",
+      "    * USER <username>",
+      "      Kill connections authenticated by <username>.",
+      "    * SKIPME (YES|NO)",
+      "      Skip killing current connection (default: yes).",
+      "LIST [options ...]",
+      "    Return information about client connections. Options:",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Return clients of specified type.",
+      "UNPAUSE",
+      "    Stop the current client pause, resuming traffic.",
+      "PAUSE <timeout> [WRITE|ALL]",
+      "    Suspend all, or just write, clients for <timeout> milliseconds.",
+      "REPLY (ON|OFF|SKIP)",
+      "    Control the replies sent to the current connection.",
+      "SETNAME <name>",
+      "    Assign the name <name> to the current connection.",
+      "SETINFO <option> <value>",
+      "    Set client meta attr. Options are:",
+      "    * LIB-NAME: the client lib name.",
+      "    * LIB-VER: the client lib version.",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
+      "NO-EVICT (ON|OFF)",
+      "    Protect current client connection from eviction.",
+      "NO-TOUCH (ON|OFF)",
+      "    Will not touch LRU/LFU stats when this mode is on.",
+      "HELP",
+      "    Print this help."};
+  c.reply.SimpleLines(kHelp);
+}
+
 void ClientCommand(CommandContext& c) {
   std::string sub = ToLower(c.arg(1));
   if (sub == "id" && c.argc() == 2) return c.reply.Integer(static_cast<int64_t>(c.session.id));
@@ -416,56 +466,7 @@ void ClientCommand(CommandContext& c) {
     return c.reply.Ok();
   }
   if (sub == "unblock" && c.argc() >= 3) return ClientUnblock(c);
-  if (sub == "help") {
-    static const std::string kHelp[] = {
-        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GETNAME",
-        "    Return the name of the current connection.",
-        "ID",
-        "    Return the ID of the current connection.",
-        "INFO",
-        "    Return information about the current client connection.",
-        "KILL <ip:port>",
-        "    Kill connection made from <ip:port>.",
-        "KILL <option> <value> [<option> <value> [...]]",
-        "    Kill connections. Options are:",
-        "    * ADDR (<ip:port>|<unixsocket>:0)",
-        "      Kill connections made from the specified address",
-        "    * LADDR (<ip:port>|<unixsocket>:0)",
-        "      Kill connections made to specified local address",
-        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-        "      Kill connections by type.",
-        "    * USER <username>",
-        "      Kill connections authenticated by <username>.",
-        "    * SKIPME (YES|NO)",
-        "      Skip killing current connection (default: yes).",
-        "LIST [options ...]",
-        "    Return information about client connections. Options:",
-        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
-        "      Return clients of specified type.",
-        "UNPAUSE",
-        "    Stop the current client pause, resuming traffic.",
-        "PAUSE <timeout> [WRITE|ALL]",
-        "    Suspend all, or just write, clients for <timeout> milliseconds.",
-        "REPLY (ON|OFF|SKIP)",
-        "    Control the replies sent to the current connection.",
-        "SETNAME <name>",
-        "    Assign the name <name> to the current connection.",
-        "SETINFO <option> <value>",
-        "    Set client meta attr. Options are:",
-        "    * LIB-NAME: the client lib name.",
-        "    * LIB-VER: the client lib version.",
-        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-        "    Unblock the specified blocked client.",
-        "NO-EVICT (ON|OFF)",
-        "    Protect current client connection from eviction.",
-        "NO-TOUCH (ON|OFF)",
-        "    Will not touch LRU/LFU stats when this mode is on.",
-        "HELP",
-        "    Print this help."};
-    c.reply.SimpleLines(kHelp);
-    return;
-  }
+  if (sub == "help") return ClientHelp(c);
   c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +
                 "'. Try CLIENT HELP.");
 }
