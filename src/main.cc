@@ -363,6 +363,7 @@ int main(int argc, char** argv) {
     LOG(ERROR) << stats_config.message();
     return 1;
   }
+  state.monitors.set_config(&config);
   if (!SetUpAcl(config, state)) return 1;
 
   basalt::Scripting scripting(&state);

@@ -72,4 +72,9 @@ void BlockingRegistry::OnReplicaAck() {
   OnKeyTouched(kReplicaAckDb, std::string_view());
 }
 
+bool BlockingRegistry::IsBlocked(uint64_t session_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return slots_of_.count(session_id) != 0;
+}
+
 }  // namespace basalt

@@ -35,6 +35,8 @@ class BlockingRegistry : public Keyspace::TouchListener {
   // advances a replica wakes all such clients, which count again.
   void BlockOnReplicaAcks(Session& session);
   void OnReplicaAck();
+  // Whether the session is parked right now (CLIENT UNBLOCK).
+  bool IsBlocked(uint64_t session_id);
   size_t blocked_clients() const { return blocked_.load(std::memory_order_relaxed); }
   // Distinct keys some client is blocked on (INFO clients' total_blocking_keys).
   size_t BlockingKeys();

@@ -50,6 +50,13 @@ enum CommandFlag : uint32_t {
   // keys are found by parsing its arguments (a KeyFinder or an option such as STORE).
   kCmdBlocking = 1 << 19,
   kCmdMovableKeys = 1 << 20,
+  // Shown to monitors before it runs rather than after (the EVAL family: a script's own calls
+  // follow it), as Redis's evalCommand does.
+  kCmdMonitorFirst = 1 << 21,
+  // Redis's "may-replicate": no write flag, yet may lead to replicated effects (EVAL, PUBLISH,
+  // PFCOUNT). Held by CLIENT PAUSE WRITE; refused to a monitoring client like reads and writes.
+  // COMMAND INFO does not show it: Redis hides it on purpose.
+  kCmdMayReplicate = 1 << 22,
 };
 
 struct CommandContext {
@@ -201,6 +208,7 @@ const std::vector<CommandSpec>& AclCommands();
 const std::vector<CommandSpec>& ReplicationCommands();
 const std::vector<CommandSpec>& MemoryCommands();
 const std::vector<CommandSpec>& LatencyCommands();
+const std::vector<CommandSpec>& DebugCommands();
 
 // Shared reply helpers for handlers.
 inline std::string WrongArityError(std::string_view name) {

@@ -1,5 +1,6 @@
 // Connection commands: PING, ECHO, AUTH, HELLO, SELECT, QUIT, RESET and CLIENT.
 #include <algorithm>
+#include <optional>
 
 #include "commands/acl_check.h"
 #include "commands/command_util.h"
@@ -126,6 +127,7 @@ void QuitCommand(CommandContext& c) {
 void ResetCommand(CommandContext& c) {
   ResetTransaction(c.server, c.session);
   c.server.pubsub.UnsubscribeAll(c.session);
+  c.server.monitors.Remove(c.session);
   c.session.db = 0;
   c.session.resp = 2;
   c.reply.set_resp(2);
@@ -141,12 +143,14 @@ void ResetCommand(CommandContext& c) {
 }  // namespace
 
 std::string ClientInfoLine(const Session& s) {
-  std::string name, cmd, user;
+  std::string name, cmd, user, lib_name, lib_ver;
   {
     std::lock_guard<std::mutex> lock(s.info_mu);
     name = s.name;
     cmd = s.last_command;
     user = s.user_name;
+    lib_name = s.lib_name;
+    lib_ver = s.lib_ver;
   }
   int64_t now = UnixMillis();
   std::string line;
@@ -156,8 +160,11 @@ std::string ClientInfoLine(const Session& s) {
   line += " age=" + std::to_string((now - s.created_ms) / 1000);
   line += " idle=" + std::to_string((now - s.last_interaction_ms.load()) / 1000);
   std::string flags;
+  if (s.monitor.load(std::memory_order_relaxed)) flags += "O";
   if (s.subscriptions.total() > 0) flags += "P";
   if (s.in_multi) flags += "x";
+  if (s.no_evict.load(std::memory_order_relaxed)) flags += "e";
+  if (s.no_touch.load(std::memory_order_relaxed)) flags += "T";
   line += " flags=" + (flags.empty() ? std::string("N") : flags);
   line += " db=" + std::to_string(s.db.load());
   line += " sub=" + std::to_string(s.subscriptions.count(PubSubKind::kChannel));
@@ -169,6 +176,7 @@ std::string ClientInfoLine(const Session& s) {
   line += " omem=" + std::to_string(s.output_buffer_bytes.load() + s.output.queued_bytes());
   line += " tot-mem=0 events=r cmd=" + cmd + " user=" + user + " redir=-1";
   line += " resp=" + std::to_string(s.resp.load());
+  line += " lib-name=" + lib_name + " lib-ver=" + lib_ver;
   return line;
 }
 
@@ -267,6 +275,135 @@ void ClientKill(CommandContext& c) {
   c.reply.Integer(killed);
 }
 
+std::optional<bool> OnOff(const std::string& arg) {
+  if (EqualsIgnoreCase(arg, "on")) return true;
+  if (EqualsIgnoreCase(arg, "off")) return false;
+  return std::nullopt;
+}
+
+// CLIENT SETINFO LIB-NAME|LIB-VER <value>: shown in CLIENT LIST; an empty value clears it.
+void ClientSetInfo(CommandContext& c) {
+  const std::string& attr = c.arg(2);
+  const bool lib_name = EqualsIgnoreCase(attr, "lib-name");
+  if (!lib_name && !EqualsIgnoreCase(attr, "lib-ver"))
+    return c.reply.Error("ERR Unrecognized option '" + attr + "'");
+  if (!ValidClientName(c.arg(3)))
+    return c.reply.Error("ERR " + attr + " cannot contain spaces, newlines or special characters.");
+  std::lock_guard<std::mutex> lock(c.session.info_mu);
+  (lib_name ? c.session.lib_name : c.session.lib_ver) = c.arg(3);
+  c.reply.Ok();
+}
+
+// CLIENT REPLY ON|OFF|SKIP. OFF and SKIP are not answered; the connection drops the replies
+// they silence (net/connection.cc).
+void ClientReply(CommandContext& c) {
+  using Mode = Session::ReplyMode;
+  const std::string& mode = c.arg(2);
+  if (EqualsIgnoreCase(mode, "on")) {
+    c.session.reply_mode = Mode::kOn;
+    return c.reply.Ok();
+  }
+  if (EqualsIgnoreCase(mode, "off")) {
+    c.session.reply_mode = Mode::kOff;
+  } else if (EqualsIgnoreCase(mode, "skip")) {
+    if (c.session.reply_mode != Mode::kOff) c.session.reply_mode = Mode::kSkipNext;
+  } else {
+    c.reply.Error(kSyntaxError);
+  }
+}
+
+// CLIENT PAUSE <timeout ms> [WRITE|ALL] (commands/client_pause.h).
+void ClientPauseCommand(CommandContext& c) {
+  auto ms = ParseInt64(c.arg(2));
+  if (!ms) return c.reply.Error("ERR timeout is not an integer or out of range");
+  if (*ms < 0) return c.reply.Error("ERR timeout is negative");
+  ClientPause::Mode mode = ClientPause::kAll;
+  if (c.argc() == 4 && EqualsIgnoreCase(c.arg(3), "write")) {
+    mode = ClientPause::kWrite;
+  } else if (c.argc() == 4 && !EqualsIgnoreCase(c.arg(3), "all")) {
+    return c.reply.Error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+  } else if (c.argc() > 4) {
+    return c.reply.Error(kSyntaxError);
+  }
+  const int64_t until = UnixMillis() + std::min<int64_t>(*ms, INT64_MAX / 2);
+  c.server.pause.Pause(mode, until);
+  if (c.server.expirer != nullptr) c.server.expirer->PauseUntil(c.server.pause.until_ms());
+  c.reply.Ok();
+}
+
+// CLIENT UNBLOCK <id> [TIMEOUT|ERROR]: 1 if that client was parked in a blocking command.
+void ClientUnblock(CommandContext& c) {
+  auto id = ParseInt64(c.arg(2));
+  if (!id) return c.reply.Error(kNotIntegerError);
+  bool error = false;
+  if (c.argc() == 4) {
+    if (EqualsIgnoreCase(c.arg(3), "error")) {
+      error = true;
+    } else if (!EqualsIgnoreCase(c.arg(3), "timeout")) {
+      return c.reply.Error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+    }
+  } else if (c.argc() > 4) {
+    return c.reply.Error(kSyntaxError);
+  }
+  for (const auto& s : c.server.clients.Snapshot()) {
+    if (static_cast<int64_t>(s->id) != *id) continue;
+    if (!c.server.blocking.IsBlocked(s->id) || !s->unblock_hook) break;
+    s->unblock_hook(error);
+    return c.reply.Integer(1);
+  }
+  c.reply.Integer(0);
+}
+
+void ClientHelp(CommandContext& c) {
+  static const std::string kHelp[] = {
+      "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "GETNAME",
+      "    Return the name of the current connection.",
+      "ID",
+      "    Return the ID of the current connection.",
+      "INFO",
+      "    Return information about the current client connection.",
+      "KILL <ip:port>",
+      "    Kill connection made from <ip:port>.",
+      "KILL <option> <value> [<option> <value> [...]]",
+      "    Kill connections. Options are:",
+      "    * ADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made from the specified address",
+      "    * LADDR (<ip:port>|<unixsocket>:0)",
+      "      Kill connections made to specified local address",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Kill connections by type.",
+      "    * USER <username>",
+      "      Kill connections authenticated by <username>.",
+      "    * SKIPME (YES|NO)",
+      "      Skip killing current connection (default: yes).",
+      "LIST [options ...]",
+      "    Return information about client connections. Options:",
+      "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+      "      Return clients of specified type.",
+      "UNPAUSE",
+      "    Stop the current client pause, resuming traffic.",
+      "PAUSE <timeout> [WRITE|ALL]",
+      "    Suspend all, or just write, clients for <timeout> milliseconds.",
+      "REPLY (ON|OFF|SKIP)",
+      "    Control the replies sent to the current connection.",
+      "SETNAME <name>",
+      "    Assign the name <name> to the current connection.",
+      "SETINFO <option> <value>",
+      "    Set client meta attr. Options are:",
+      "    * LIB-NAME: the client lib name.",
+      "    * LIB-VER: the client lib version.",
+      "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+      "    Unblock the specified blocked client.",
+      "NO-EVICT (ON|OFF)",
+      "    Protect current client connection from eviction.",
+      "NO-TOUCH (ON|OFF)",
+      "    Will not touch LRU/LFU stats when this mode is on.",
+      "HELP",
+      "    Print this help."};
+  c.reply.SimpleLines(kHelp);
+}
+
 void ClientCommand(CommandContext& c) {
   std::string sub = ToLower(c.arg(1));
   if (sub == "id" && c.argc() == 2) return c.reply.Integer(static_cast<int64_t>(c.session.id));
@@ -314,32 +451,22 @@ void ClientCommand(CommandContext& c) {
     return c.reply.Verbatim(text);
   }
   if (sub == "kill" && c.argc() >= 3) return ClientKill(c);
-  if ((sub == "setinfo" && c.argc() == 4) || (sub == "no-evict" && c.argc() == 3) ||
-      (sub == "no-touch" && c.argc() == 3)) {
-    return c.reply.Ok();  // accepted for client-library compatibility; nothing to tune here
+  if (sub == "setinfo" && c.argc() == 4) return ClientSetInfo(c);
+  if ((sub == "no-evict" || sub == "no-touch") && c.argc() == 3) {
+    std::optional<bool> on = OnOff(c.arg(2));
+    if (!on) return c.reply.Error(kSyntaxError);
+    (sub == "no-evict" ? c.session.no_evict : c.session.no_touch).store(*on);
+    return c.reply.Ok();
   }
-  if (sub == "help") {
-    static const std::string kHelp[] = {
-        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-        "GETNAME",
-        "    Return the name of the current connection.",
-        "ID",
-        "    Return the ID of the current connection.",
-        "INFO",
-        "    Return information about the current client connection.",
-        "KILL <ip:port>",
-        "    Kill connection made from <ip:port>.",
-        "KILL <option> <value> [<option> <value> [...]]",
-        "    Kill connections. Options are: ID, ADDR, LADDR, SKIPME.",
-        "LIST [TYPE <type>] [ID <id> [<id> ...]]",
-        "    Return information about client connections.",
-        "SETNAME <name>",
-        "    Assign the name <name> to the current connection.",
-        "HELP",
-        "    Print this help."};
-    c.reply.SimpleLines(kHelp);
-    return;
+  if (sub == "reply" && c.argc() == 3) return ClientReply(c);
+  if (sub == "pause" && c.argc() >= 3) return ClientPauseCommand(c);
+  if (sub == "unpause" && c.argc() == 2) {
+    c.server.pause.Unpause();
+    if (c.server.expirer != nullptr) c.server.expirer->PauseUntil(0);
+    return c.reply.Ok();
   }
+  if (sub == "unblock" && c.argc() >= 3) return ClientUnblock(c);
+  if (sub == "help") return ClientHelp(c);
   c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +
                 "'. Try CLIENT HELP.");
 }
@@ -367,6 +494,8 @@ const std::vector<CommandSpec> kConnectionCommands = {
      "info:2:@slow@connection list:-2:@admin@slow@dangerous@connection "
      "kill:-3:@admin@slow@dangerous@connection setinfo:4:@slow@connection "
      "no-evict:3:@admin@slow@dangerous@connection no-touch:3:@slow@connection "
+     "reply:3:@slow@connection pause:-3:@admin@slow@dangerous@connection "
+     "unpause:2:@admin@slow@dangerous@connection unblock:-3:@admin@slow@dangerous@connection "
      "help:2:@slow@connection"},
 };
 

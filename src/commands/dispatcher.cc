@@ -228,6 +228,30 @@ void CloseForReplySize(ServerState& server, Session& session, const CommandSpec&
                << server.config->max_reply_size.load(std::memory_order_relaxed) << " bytes)";
 }
 
+// Runs the handler as RunHandler does, while clients monitor: they get the command after it ran
+// (the EVAL family before, so that a script's own calls follow it), while its locks are held.
+// A parked command run again after a wake-up was shown when it first ran.
+// A monitoring client is refused the key space, as Redis 7 refuses it to its replicas (a
+// monitor is one); checked here, where only a server with monitors arrives.
+bool RunHandlerFeedingMonitors(ServerState& server, Session& session, const CommandSpec& spec,
+                               CommandContext& c) {
+  if (session.monitor.load(std::memory_order_relaxed) &&
+      (spec.flags & (kCmdWrite | kCmdReadOnly | kCmdMayReplicate))) {
+    server.counters.error_replies++;
+    c.reply.Error("ERR Replica can't interact with the keyspace");
+    return false;
+  }
+  const bool shown = !session.woken && ShownToMonitors(spec, c.argv);
+  const bool first = spec.flags & kCmdMonitorFirst;
+  if (shown && first) server.monitors.Feed(session, session.db, c.argv);
+  // The handler may consume its arguments; the line is made from the command as sent.
+  std::vector<std::string> sent;
+  if (shown && !first) sent = c.argv;
+  spec.handler(c);
+  if (shown && !first) server.monitors.Feed(session, session.db, sent);
+  return true;
+}
+
 }  // namespace
 
 const char* const kBusyScriptError =
@@ -309,7 +333,11 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
   if (in_exec) MarkCommandStart();
   uint64_t start = CommandClock::Now();
   CommandContext c{server, session, argv, reply, ctx, in_exec};
-  spec.handler(c);
+  if (server.monitors.active()) {
+    RunHandlerFeedingMonitors(server, session, spec, c);
+  } else {
+    spec.handler(c);
+  }
   if (in_exec) Account(server, session, spec, argv, start, CommandClock::Now());
 }
 
@@ -378,6 +406,7 @@ bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
   reply.SetLimit(static_cast<size_t>(server.config->max_reply_size.load()));
   PrefetchKeys(session, spec, argv, ctx);
   CommandContext c{server, session, argv, reply, ctx, false};
+  if (server.monitors.active()) return RunHandlerFeedingMonitors(server, session, spec, c);
   spec.handler(c);
   return true;
 }

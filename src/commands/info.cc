@@ -15,6 +15,7 @@
 #include "commands/info_writer.h"
 #include "common/clock.h"
 #include "common/strutil.h"
+#include "common/version.h"
 #include "stats/error_stats.h"
 
 // jemalloc's control interface, present only when the server binary links jemalloc (the tests
@@ -25,8 +26,6 @@ extern "C" int mallctl(const char* name, void* oldp, size_t* oldlenp, void* newp
 namespace basalt {
 
 namespace {
-
-constexpr const char* kBasaltVersion = "0.1.0";
 
 std::atomic<int64_t> g_peak_memory{0};
 std::atomic<int64_t> g_startup_memory{0};
@@ -79,7 +78,7 @@ void ServerSection(ServerState& s, InfoWriter& w) {
   w.Field("redis_git_sha1", "00000000");
   w.Field("redis_git_dirty", 0);
   w.Field("redis_build_id", "0");
-  w.Field("basalt_version", kBasaltVersion);
+  w.Field("basalt_version", kServerVersion);
   w.Field("redis_mode", "standalone");
   struct utsname name;
   if (uname(&name) == 0) {

@@ -21,6 +21,7 @@ void ReplyFlags(Reply& r, uint32_t flags) {
                 {kCmdNoScript, "noscript"},
                 {kCmdLoading, "loading"},
                 {kCmdStale, "stale"},
+                {kCmdMonitorFirst, "skip_monitor"},
                 {kCmdSkipSlowlog, "skip_slowlog"},
                 {kCmdFast, "fast"},
                 {kCmdNoAuth, "no_auth"},

@@ -406,26 +406,7 @@ void ObjectCommand(CommandContext& c) {
   auto state = c.ctx.Lookup(c.db(), c.arg(2));
   if (ReplyIfError(c, state.status())) return;
   if (!state->live()) return c.reply.Null();
-  if (sub == "encoding") {
-    const std::string& v = state->meta.value;
-    // Collections on disk report the encodings Redis uses for large ones.
-    switch (state->meta.type) {
-      case RedisType::kList:
-        return c.reply.Bulk("quicklist");
-      case RedisType::kZset:
-        return c.reply.Bulk("skiplist");
-      case RedisType::kHash:
-      case RedisType::kSet:
-        return c.reply.Bulk("hashtable");
-      default:
-        break;
-    }
-    if (state->meta.encoding == StringEncoding::kRaw || state->meta.segmented)
-      return c.reply.Bulk("raw");
-    if (state->meta.encoding == StringEncoding::kAuto && v.size() <= 20 && ParseInt64(v))
-      return c.reply.Bulk("int");
-    return c.reply.Bulk(v.size() <= 44 ? "embstr" : "raw");
-  }
+  if (sub == "encoding") return c.reply.Bulk(ObjectEncodingName(*state));
   if (sub == "freq") {
     return c.reply.Error(
         "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "

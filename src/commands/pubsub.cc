@@ -142,6 +142,11 @@ void WriteMessagePush(Reply& reply, PubSubKind kind, const std::string& pattern,
 
 void WriteQueuedMessages(Session& session, Reply& reply) {
   for (const PendingMessage& m : session.output.Take()) {
+    if (m.kind == PubSubKind::kMonitor) {
+      // A monitor gets its lines as status replies, in either protocol, while it monitors.
+      if (session.monitor.load(std::memory_order_relaxed)) reply.Simple(m.message->payload);
+      continue;
+    }
     const std::string& name = m.kind == PubSubKind::kPattern ? m.pattern : m.message->channel;
     if (!session.subscriptions.Contains(m.kind, name)) continue;
     WriteMessagePush(reply, m.kind, m.pattern, *m.message);

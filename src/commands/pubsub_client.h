@@ -29,7 +29,9 @@
 
 namespace basalt {
 
-enum class PubSubKind : int { kChannel = 0, kPattern = 1, kShard = 2 };
+// kMonitor is no subscription: a MONITOR line (the message's payload) queued like a message
+// (commands/monitor.h); kPubSubKindCount counts the subscription kinds only.
+enum class PubSubKind : int { kChannel = 0, kPattern = 1, kShard = 2, kMonitor = 3 };
 constexpr int kPubSubKindCount = 3;
 
 // One published message, shared by all its receivers.

@@ -101,6 +101,53 @@ void WaitCommand(CommandContext& c) {
   c.server.blocking.BlockOnReplicaAcks(session);
 }
 
+// WAITAOF numlocal numreplicas timeout (Redis 7.2). Basalt's WAL is always on and plays the
+// AOF's part, so numlocal is never refused as with Redis's appendonly no: the local count is 1
+// once the WAL holding the client's last write is fsynced (at once in sync durability; in the
+// other modes WAITAOF fsyncs it then and there rather than wait for the next background sync).
+// Replicas count as for WAIT: those that acknowledged the write.
+void WaitAofCommand(CommandContext& c) {
+  auto numlocal = ParseInt64(c.arg(1));
+  if (!numlocal) return c.reply.Error(kNotIntegerError);
+  if (*numlocal < 0 || *numlocal > 1)
+    return c.reply.Error("ERR value is out of range, value must between 0 and 1");
+  auto numreplicas = ParseInt64(c.arg(2));
+  if (!numreplicas || *numreplicas < 0)
+    return c.reply.Error("ERR value is out of range, must be positive");
+  auto timeout_ms = IntArg(c, 3, "ERR timeout is not an integer or out of range");
+  if (!timeout_ms) return;
+  if (*timeout_ms < 0) return c.reply.Error("ERR timeout is negative");
+  ReplicationManager* repl = c.server.replication;
+  if (repl->is_replica()) {
+    return c.reply.Error(
+        "ERR WAITAOF cannot be used with replica instances. Please also note that writes to "
+        "replicas are just local and are not propagated.");
+  }
+  const uint64_t target = c.session.last_write_seq;
+  Engine* engine = c.server.keyspace->engine();
+  int64_t local = 1;
+  if (target != 0 && engine->durability() != Durability::kSync) {
+    rocksdb::Status s = engine->db()->SyncWAL();
+    if (!s.ok()) local = 0;
+  }
+  const int acked = repl->CountReplicasAcked(target);
+  if (c.in_exec || (acked >= *numreplicas && local >= *numlocal)) {
+    c.reply.Array(2);
+    c.reply.Integer(local);
+    return c.reply.Integer(acked);
+  }
+  Session& session = c.session;
+  session.block.active = true;
+  session.block.argv = c.argv;
+  session.block.deadline_ms = *timeout_ms == 0 ? 0 : UnixMillis() + *timeout_ms;
+  session.block.timeout_reply = [repl, target, local](Reply& reply) {
+    reply.Array(2);
+    reply.Integer(local);
+    reply.Integer(repl->CountReplicasAcked(target));
+  };
+  c.server.blocking.BlockOnReplicaAcks(session);
+}
+
 // REPLSYNC replica-replid master-replid next-seq last-hash listening-port
 void ReplSyncCommand(CommandContext& c) {
   SyncRequest request;
@@ -139,6 +186,10 @@ const std::vector<CommandSpec> kReplicationCommands = {
     {"wait", 3, kCmdNoScript, 0, 0, 0, WaitCommand, "generic",
      "Blocks until the asynchronous replication of all preceding write commands sent by the "
      "connection is completed.",
+     "@slow @connection"},
+    {"waitaof", 4, kCmdNoScript, 0, 0, 0, WaitAofCommand, "generic",
+     "Blocks until all of the preceding write commands sent by the connection are written to "
+     "the append-only file of the master and/or replicas.",
      "@slow @connection"},
     {"replsync", 6, kAdm | kCmdNoMulti | kCmdSkipSlowlog, 0, 0, 0, ReplSyncCommand, "server",
      "Internal command used by Basalt replicas to start replication.", "@admin @slow @dangerous"},

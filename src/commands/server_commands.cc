@@ -210,6 +210,15 @@ void CompactCommand(CommandContext& c) {
   c.reply.Ok();
 }
 
+// MONITOR: from now on the client receives every command the server runs (commands/monitor.h).
+void MonitorCommand(CommandContext& c) {
+  if (c.in_exec) return c.reply.Error("ERR MONITOR isn't allowed for DENY BLOCKING client");
+  // As in Redis, MONITOR from a client that already monitors is ignored, without a reply.
+  if (c.session.monitor.load(std::memory_order_relaxed)) return;
+  c.server.monitors.Add(c.session);
+  c.reply.Ok();
+}
+
 void InfoCommand(CommandContext& c) {
   c.reply.Verbatim(BuildInfo(c.server, c.argv));
 }
@@ -246,6 +255,8 @@ const std::vector<CommandSpec> kServerCommands = {
     {"compact", 1, kAdm, 0, 0, 0, CompactCommand, "server",
      "Compacts the whole database in the background, reclaiming deleted and expired data.",
      "@admin @slow @dangerous"},
+    {"monitor", 1, kAdm, 0, 0, 0, MonitorCommand, "server",
+     "Listens for all requests received by the server in real-time.", "@admin @slow @dangerous"},
     {"info", -1, kCmdLoading | kCmdStale, 0, 0, 0, InfoCommand, "server",
      "Returns information and statistics about the server.", "@slow @dangerous"},
 };

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "commands/blocking.h"
+#include "commands/client_pause.h"
 #include "commands/command_table.h"
+#include "commands/monitor.h"
 #include "commands/offload.h"
 #include "commands/pubsub.h"
 #include "commands/script_guard.h"
@@ -73,6 +75,8 @@ struct ServerState {
   Scripting* scripting = nullptr;
   CommandOffloader* offloader = nullptr;  // null: kCmdOffload commands run on the worker
   PubSub pubsub;
+  Monitors monitors;
+  ClientPause pause;
   AclStore acl{&CommandAclCatalog()};
   AclLog acl_log;
 

@@ -90,8 +90,12 @@ struct Session : std::enable_shared_from_this<Session> {
   std::function<void()> close_hook;
   // Asks the owning worker to run the parked blocking command again; safe from any thread.
   std::function<void()> wake_hook;
+  // CLIENT UNBLOCK: asks the owning worker to end the parked command as if it timed out, or
+  // with an UNBLOCKED error (true); safe from any thread.
+  std::function<void(bool error)> unblock_hook;
   BlockState block;
-  // Set while a parked command runs again after a write to one of its keys woke it.
+  // Set while a parked command runs again after a write to one of its keys woke it (monitors
+  // saw it when it first ran).
   bool woken = false;
   // Messages this client published to itself during the current command, in its protocol:
   // as in Redis 7.2 they follow the command's whole reply (after EXEC's array, not inside it).
@@ -107,6 +111,22 @@ struct Session : std::enable_shared_from_this<Session> {
   std::atomic<size_t> query_buffer_bytes{0};
   // Replies and messages the connection has accepted but not yet written to the socket.
   std::atomic<size_t> output_buffer_bytes{0};
+
+  // CLIENT SETINFO (under info_mu, read by CLIENT LIST from other threads).
+  std::string lib_name, lib_ver;
+  // CLIENT NO-EVICT / NO-TOUCH: shown in CLIENT LIST; Basalt neither evicts clients nor keeps
+  // access times, so nothing else reads them.
+  std::atomic<bool> no_evict{false};
+  std::atomic<bool> no_touch{false};
+  // CLIENT REPLY: kSkipNext is what SKIP sets; the connection turns it into kSkip for the
+  // command after, whose reply it drops as it does every reply under kOff.
+  enum class ReplyMode { kOn, kOff, kSkipNext, kSkip };
+  ReplyMode reply_mode = ReplyMode::kOn;
+  // MONITOR: this client receives the feed of executed commands (commands/monitor.h). Written
+  // by its own worker, read by others for CLIENT LIST.
+  std::atomic<bool> monitor{false};
+  // A script's own client: monitors show its calls as "lua".
+  bool script_client = false;
 
   // Pub/Sub: what this client listens to, and messages other threads queued for it.
   Subscriptions subscriptions;

@@ -75,9 +75,9 @@ const std::vector<ConfigKey> kKeys = {
     {"enable-protected-configs", ConfigKind::kEnum, "no", false, 0, 0, "no|yes|local",
      "whether CONFIG SET may change protected keys (dbfilename); local: from loopback only"},
     {"enable-debug-command", ConfigKind::kEnum, "no", false, 0, 0, "no|yes|local",
-     "kept for Redis; Basalt has no DEBUG command"},
+     "who may run DEBUG: nobody, everybody, or loopback connections only (as in Redis 7)"},
     {"enable-module-command", ConfigKind::kEnum, "no", false, 0, 0, "no|yes|local",
-     "kept for Redis; Basalt has no MODULE command"},
+     "who may run MODULE LOAD/LOADEX/UNLOAD (which always fail: Basalt has no modules)"},
     // Durability and expiry
     {"durability", ConfigKind::kEnum, "lazy", true, 0, 0, "sync|lazy|nosync",
      "sync: fsync WAL before reply; lazy: fsync every second; nosync: never fsync"},

@@ -45,6 +45,7 @@ Connection::~Connection() {
   // First stop other threads from queueing for this client, then leave every subscription.
   session_->output.Close();
   worker_->state()->pubsub.UnsubscribeAll(*session_);
+  worker_->state()->monitors.Remove(*session_);
   if (session_->block.active) worker_->state()->blocking.Unblock(*session_);
   ResetTransaction(*worker_->state(), *session_);
   worker_->state()->clients.Remove(session_->id);
@@ -67,6 +68,8 @@ void Connection::Attach(Worker* worker) {
 void Connection::LeaveLoop() {
   if (block_timer_ != nullptr) event_free(block_timer_);
   block_timer_ = nullptr;
+  if (pause_timer_ != nullptr) event_free(pause_timer_);
+  pause_timer_ = nullptr;
   if (read_event_ != nullptr) event_free(read_event_);
   read_event_ = nullptr;
   if (bev_ == nullptr) return;
@@ -109,7 +112,7 @@ void Connection::OnWrite(bufferevent* bev, void* arg) {
     self->paused_ = false;
     self->ResumeReading();
     // ProcessCommands may close (and destroy) the connection: nothing after it.
-    if (!self->session_->block.active && !self->session_->awaiting_reply)
+    if (!self->session_->block.active && !self->session_->awaiting_reply && !self->held_for_pause_)
       return self->ProcessCommands();
   }
   if (pending != 0) return;
@@ -228,7 +231,8 @@ void Connection::HandleInput() {
 void Connection::RunReadInput() {
   // A parked client keeps its later commands buffered until it is served or times out; so does
   // one whose script runs on the offload thread, and a paused one until its output drains.
-  if (closing_ || session_->block.active || session_->awaiting_reply || paused_) return;
+  if (closing_ || session_->block.active || session_->awaiting_reply || paused_ || held_for_pause_)
+    return;
   ProcessCommands();
 }
 
@@ -287,6 +291,27 @@ bool Connection::DelegateIfHeldElsewhere(std::vector<std::string>& argv,
   return true;
 }
 
+void Connection::DispatchHonouringReplyMode(std::vector<std::string>& argv, WriteGroup& group) {
+  using Mode = Session::ReplyMode;
+  const Mode before = session_->reply_mode;
+  if (before == Mode::kOn || before == Mode::kSkipNext) {
+    Dispatch(*worker_->state(), *session_, argv, &out_, &group);
+  } else {
+    // Silenced: the reply goes to a buffer nobody sends (a grouped write's stays there until
+    // the group commits), unless the command was CLIENT REPLY ON, which is answered.
+    const size_t start = discarded_.size();
+    Dispatch(*worker_->state(), *session_, argv, &discarded_, &group);
+    if (session_->reply_mode == Mode::kOn) out_.append(discarded_, start, std::string::npos);
+    if (!group.HoldsRepliesIn(&discarded_)) discarded_.clear();
+    // A parked or offloaded command replies later, silenced all the same.
+    drop_deferred_reply_ = session_->block.active || session_->awaiting_reply;
+    if (before == Mode::kSkip && session_->reply_mode == Mode::kSkip) {
+      session_->reply_mode = Mode::kOn;
+    }
+  }
+  if (session_->reply_mode == Mode::kSkipNext) session_->reply_mode = Mode::kSkip;
+}
+
 void Connection::ProcessCommands() {
   ServerState* state = worker_->state();
   RespReader::Limits limits;
@@ -297,7 +322,8 @@ void Connection::ProcessCommands() {
   // Once for the commands of a read, as Redis stamps a client when it reads its query.
   session_->last_interaction_ms.store(UnixMillis(), std::memory_order_relaxed);
   bool first = true;
-  while (!closing_ && !handing_over_ && !session_->block.active && !session_->awaiting_reply) {
+  while (!closing_ && !handing_over_ && !session_->block.active && !session_->awaiting_reply &&
+         !held_for_pause_) {
     if (evbuffer_get_length(output) + out_.size() >= kPauseOutputBytes) {
       paused_ = true;
       StopReading();
@@ -311,11 +337,16 @@ void Connection::ProcessCommands() {
       closing_ = true;
       break;
     }
+    if (state->pause.active() && state->pause.Holds(*session_, argv)) {
+      HoldForPause(std::move(argv));
+      break;
+    }
     if (first) PrefetchPipelinedKeys(argv);
     first = false;
-    if (DelegateIfHeldElsewhere(argv, limits)) break;
+    if (session_->reply_mode == Session::ReplyMode::kOn && DelegateIfHeldElsewhere(argv, limits))
+      break;
     hand_overs_in_a_row_ = 0;
-    Dispatch(*state, *session_, argv, &out_, &group);
+    DispatchHonouringReplyMode(argv, group);
     if (session_->close_after_reply) closing_ = true;
     if (session_->take_socket) handing_over_ = true;
     if (out_.size() >= kFlushThreshold) {
@@ -330,7 +361,7 @@ void Connection::ProcessCommands() {
     // the other clients' writes. A client that is closing, handing over, parked or paused
     // needs its replies settled now.
     bool settled_later = !closing_ && !handing_over_ && !paused_ && !session_->block.active &&
-                         !session_->awaiting_reply;
+                         !session_->awaiting_reply && !held_for_pause_;
     if (settled_later) return;
     worker_->CommitGroup();
   }
@@ -341,7 +372,7 @@ bool Connection::Movable() {
   // Replies of reads wait in out_ until the end of ProcessCommands: written now, or not at all.
   Flush(out_);
   return !closing_ && !handing_over_ && !paused_ && !session_->block.active &&
-         !session_->awaiting_reply && session_->subscriptions.total() == 0 &&
+         !session_->awaiting_reply && !held_for_pause_ && session_->subscriptions.total() == 0 &&
          evbuffer_get_length(bufferevent_get_output(bev_)) == 0;
 }
 
@@ -379,8 +410,14 @@ void Connection::ArmBlockTimer() {
 }
 
 void Connection::RetryBlocked() {
+  if (held_for_pause_) return ResumeFromPause();
   if (!session_->block.active || closing_) return;
   ServerState* state = worker_->state();
+  if (state->pause.active() && state->pause.Holds(*session_, session_->block.argv)) {
+    // A write pause holds the wake-up too (the pop is a write): it runs when the pause ends.
+    state->pause.Hold(*session_);
+    return ArmPauseTimer();
+  }
   state->blocking.Unblock(*session_);
   std::vector<std::string> argv = std::move(session_->block.argv);
   int64_t deadline = session_->block.deadline_ms;
@@ -392,6 +429,10 @@ void Connection::RetryBlocked() {
   session_->woken = false;
   // Parked again (someone else was served first): keep the original deadline.
   if (session_->block.active) session_->block.deadline_ms = deadline;
+  if (!session_->block.active && drop_deferred_reply_) {
+    out.clear();
+    drop_deferred_reply_ = false;
+  }
   if (!session_->block.active && block_timer_ != nullptr) evtimer_del(block_timer_);
   Flush(out);
   if (session_->block.active) return ArmBlockTimer();
@@ -401,6 +442,10 @@ void Connection::RetryBlocked() {
 void Connection::DeliverOffloaded(std::string reply) {
   if (!session_->awaiting_reply) return;
   session_->awaiting_reply = false;
+  if (drop_deferred_reply_) {
+    reply.clear();
+    drop_deferred_reply_ = false;
+  }
   // A reply cut for max-reply-size closes the client, wherever its command ran.
   if (session_->close_after_reply) closing_ = true;
   Flush(reply);
@@ -408,25 +453,73 @@ void Connection::DeliverOffloaded(std::string reply) {
 }
 
 void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
-  auto* self = static_cast<Connection*>(arg);
-  Session& session = *self->session_;
-  if (!session.block.active) return;
-  self->worker_->state()->blocking.Unblock(session);
-  std::vector<std::string> argv = std::move(session.block.argv);
-  session.block.active = false;
-  AccountTimedOutBlock(*self->worker_->state(), session, argv);
+  static_cast<Connection*>(arg)->EndBlock(false);
+}
+
+void Connection::EndBlock(bool error) {
+  Session& session = *session_;
+  if (!session.block.active || closing_) return;
+  worker_->state()->blocking.Unblock(session);
+  if (block_timer_ != nullptr) evtimer_del(block_timer_);
   std::string out;
   Reply reply(&out, session.resp);
-  if (session.block.timeout_reply) {
+  if (error) {
+    reply.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+  } else if (session.block.timeout_reply) {
     session.block.timeout_reply(reply);
   } else if (session.block.timeout_replies_null_array) {
     reply.NullArray();
   } else {
     reply.Null();
   }
+  AccountTimedOutBlock(*worker_->state(), session, session.block.argv);
   session.block = BlockState();
-  self->Flush(out);
-  self->ProcessCommands();
+  if (drop_deferred_reply_) {
+    out.clear();
+    drop_deferred_reply_ = false;
+  }
+  Flush(out);
+  ProcessCommands();
+}
+
+void Connection::HoldForPause(std::vector<std::string> argv) {
+  ServerState* state = worker_->state();
+  held_argv_ = std::move(argv);
+  held_for_pause_ = true;
+  state->pause.Hold(*session_);
+  ArmPauseTimer();
+}
+
+void Connection::ArmPauseTimer() {
+  ServerState* state = worker_->state();
+  if (pause_timer_ == nullptr) pause_timer_ = evtimer_new(worker_->base(), OnPauseTimer, this);
+  int64_t left = std::max<int64_t>(state->pause.until_ms() - UnixMillis(), 0) + 1;
+  timeval tv{static_cast<time_t>(left / 1000), static_cast<suseconds_t>((left % 1000) * 1000)};
+  evtimer_add(pause_timer_, &tv);
+}
+
+void Connection::OnPauseTimer(evutil_socket_t, short, void* arg) {
+  static_cast<Connection*>(arg)->ResumeFromPause();
+}
+
+void Connection::ResumeFromPause() {
+  // A parked command whose wake-up the pause held tries again.
+  if (!held_for_pause_) return RetryBlocked();
+  if (closing_) return;
+  ServerState* state = worker_->state();
+  if (state->pause.Holds(*session_, held_argv_)) {
+    // Paused again (or longer) since: wait for the new end.
+    std::vector<std::string> argv = std::move(held_argv_);
+    return HoldForPause(std::move(argv));
+  }
+  held_for_pause_ = false;
+  evtimer_del(pause_timer_);
+  std::vector<std::string> argv = std::move(held_argv_);
+  session_->last_interaction_ms.store(UnixMillis(), std::memory_order_relaxed);
+  DispatchHonouringReplyMode(argv, worker_->group());
+  if (session_->close_after_reply) closing_ = true;
+  if (session_->take_socket) handing_over_ = true;
+  ProcessCommands();
 }
 
 }  // namespace basalt

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "commands/dispatcher.h"
 #include "commands/server_state.h"
 #include "net/resp_reader.h"
 
@@ -37,8 +38,11 @@ class Connection {
   // Server stop: hands the replies already computed to the socket without blocking, so a
   // client mid-pipeline gets every reply the kernel can take before the connection closes.
   void FlushBeforeShutdown();
-  // Runs the parked blocking command again after a write to one of its keys.
+  // Runs the parked blocking command again after a write to one of its keys; for a client held
+  // by CLIENT PAUSE, runs the held command if the pause no longer covers it.
   void RetryBlocked();
+  // CLIENT UNBLOCK: ends the parked command with its timeout reply, or with the UNBLOCKED error.
+  void EndBlock(bool error);
   // Sends the reply of the command the offload thread ran for this client, then resumes it.
   void DeliverOffloaded(std::string reply);
   // Writes the pub/sub messages other threads queued for this client.
@@ -55,6 +59,12 @@ class Connection {
   static void OnWrite(bufferevent* bev, void* arg);
   static void OnEvent(bufferevent* bev, short events, void* arg);
   static void OnBlockTimeout(evutil_socket_t, short, void* arg);
+  static void OnPauseTimer(evutil_socket_t, short, void* arg);
+  // Keeps `argv` (and all input after it) until CLIENT PAUSE no longer covers it.
+  void HoldForPause(std::vector<std::string> argv);
+  void ResumeFromPause();
+  // Fires ResumeFromPause() when the current pause ends.
+  void ArmPauseTimer();
   static void OnOutputChanged(evbuffer* buffer, const evbuffer_cb_info* info, void* arg);
   // Reads the socket and asks the worker to run the commands after the turn's other reads.
   void HandleInput();
@@ -65,6 +75,8 @@ class Connection {
   void ResumeReading();
   // Runs every complete buffered command until input runs out, the client blocks or closes.
   void ProcessCommands();
+  // Runs one command, dropping its reply while CLIENT REPLY OFF or SKIP silences it.
+  void DispatchHonouringReplyMode(std::vector<std::string>& argv, WriteGroup& group);
   // Starts loading the metadata cache slots and lock stripes of the keys of `first` (the first
   // command of a read, just parsed) and of the commands received after it, before it runs.
   void PrefetchPipelinedKeys(const std::vector<std::string>& first);
@@ -93,11 +105,18 @@ class Connection {
   event* read_event_ = nullptr;  // the socket is readable
   std::shared_ptr<Session> session_;
   RespReader reader_;
-  std::string out_;       // replies not yet written, held while the worker's write group holds any
-  bool closing_ = false;  // waiting for the last reply to drain
+  std::string out_;        // replies not yet written, held while the worker's write group holds any
+  std::string discarded_;  // replies CLIENT REPLY OFF or SKIP silences
+  // The silenced command parked or went to the offload thread: its later reply is dropped too.
+  bool drop_deferred_reply_ = false;
+  bool closing_ = false;       // waiting for the last reply to drain
   bool handing_over_ = false;  // waiting for the last reply to drain before HandOver()
   bool paused_ = false;        // too much output waiting: no commands run until it drains
   event* block_timer_ = nullptr;
+  // A command CLIENT PAUSE holds; its timer fires when the pause ends.
+  bool held_for_pause_ = false;
+  std::vector<std::string> held_argv_;
+  event* pause_timer_ = nullptr;
   evbuffer_cb_entry* output_watch_ = nullptr;  // keeps session().output_buffer_bytes current
   // Hand-overs in a row (DelegateIfHeldElsewhere) to one worker, which the client moves to at
   // worker-move-hand-overs.

@@ -198,6 +198,10 @@ void Worker::WakeClient(uint64_t id) {
   Post([&] { wake_queue_.push_back(id); });
 }
 
+void Worker::UnblockClient(uint64_t id, bool error) {
+  Post([&] { unblock_queue_.emplace_back(id, error); });
+}
+
 void Worker::DeliverReply(uint64_t id, std::string reply) {
   Post([&] { deliver_queue_.emplace_back(id, std::move(reply)); });
 }
@@ -227,6 +231,7 @@ void Worker::DrainQueue() {
   std::vector<std::unique_ptr<Connection>> received;
   std::vector<uint64_t> close;
   std::vector<uint64_t> wake;
+  std::vector<std::pair<uint64_t, bool>> unblock;
   std::vector<std::pair<uint64_t, std::string>> deliver;
   std::vector<uint64_t> messages;
   bool more_messages = false;
@@ -237,6 +242,7 @@ void Worker::DrainQueue() {
     received.swap(receive_queue_);
     close.swap(close_queue_);
     wake.swap(wake_queue_);
+    unblock.swap(unblock_queue_);
     deliver.swap(deliver_queue_);
     size_t n = std::min(message_queue_.size(), kDeliveriesPerRound);
     messages.assign(message_queue_.begin(), message_queue_.begin() + n);
@@ -265,6 +271,7 @@ void Worker::DrainQueue() {
     uint64_t id = session->id;
     session->close_hook = [this, id] { CloseClient(id); };
     session->wake_hook = [this, id] { WakeClient(id); };
+    session->unblock_hook = [this, id](bool error) { UnblockClient(id, error); };
     session->deliver_hook = [this, id](std::string reply) { DeliverReply(id, std::move(reply)); };
     session->output.SetHooks([this, id] { DeliverMessages(id); }, [this, id] { CloseClient(id); });
     state_->clients.Add(session);
@@ -281,6 +288,13 @@ void Worker::DrainQueue() {
   for (uint64_t id : wake) {
     ServeOrForward(
         id, [](Connection& c) { c.RetryBlocked(); }, [id](Worker& w) { w.WakeClient(id); });
+  }
+  for (const auto& request : unblock) {
+    const uint64_t id = request.first;
+    const bool error = request.second;
+    ServeOrForward(
+        id, [error](Connection& c) { c.EndBlock(error); },
+        [id, error](Worker& w) { w.UnblockClient(id, error); });
   }
   for (auto& delivery : deliver) {
     // Not a structured binding: the clang of the sanitizer build cannot capture one.

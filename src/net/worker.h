@@ -91,6 +91,8 @@ class Worker {
   void Adopt(int fd, std::string peer, std::string local);
   void CloseClient(uint64_t id);
   void WakeClient(uint64_t id);
+  // CLIENT UNBLOCK: ends the client's parked command (timeout reply, or the UNBLOCKED error).
+  void UnblockClient(uint64_t id, bool error);
   void DeliverReply(uint64_t id, std::string reply);
   // Asks the client's connection to write the pub/sub messages queued for it.
   void DeliverMessages(uint64_t id);
@@ -160,6 +162,7 @@ class Worker {
   std::vector<Pending> adopt_queue_;
   std::vector<uint64_t> close_queue_;
   std::vector<uint64_t> wake_queue_;
+  std::vector<std::pair<uint64_t, bool>> unblock_queue_;
   std::vector<std::pair<uint64_t, std::string>> deliver_queue_;
   std::deque<uint64_t> message_queue_;  // each client at most once (ClientOutput coalesces)
   struct DelegatedCommands {

@@ -201,6 +201,14 @@ void ReplicationManager::BeforeSwap() {
   StopFeeders();  // their history ends with this data
 }
 
+Status ReplicationManager::ChangeReplid() {
+  auto id = ResetReplid(keyspace_->engine()->path());
+  if (!id.ok()) return id.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  replid_ = *id;
+  return Status::OK();
+}
+
 void ReplicationManager::AfterSwap() {
   auto id = ResetReplid(keyspace_->engine()->path());
   if (!id.ok()) LOG(ERROR) << "replication: " << id.status().message();

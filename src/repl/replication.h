@@ -73,6 +73,9 @@ class ReplicationManager {
   // A replica with replica-read-only yes: client writes get READONLY.
   bool rejects_writes() const { return replica_.load() && read_only_.load(); }
   std::string replid() const;
+  // DEBUG CHANGE-REPL-ID: a new replication id, so a replica that resumes with the old one
+  // syncs in full.
+  Status ChangeReplid();
 
   // REPLSYNC: serves a replica on `fd` (taken over) from a thread of its own.
   void ServeReplica(int fd, SyncRequest request, std::string peer_ip);

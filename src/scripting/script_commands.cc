@@ -128,12 +128,13 @@ void ScriptCommand(CommandContext& c) {
   c.reply.SimpleLines(kHelp);
 }
 
-constexpr uint32_t kEval = kCmdNoScript | kCmdStale | kCmdExclusive | kCmdOffload | kCmdMovableKeys;
+constexpr uint32_t kEval =
+    kCmdNoScript | kCmdStale | kCmdExclusive | kCmdOffload | kCmdMovableKeys | kCmdMonitorFirst;
 
 const std::vector<CommandSpec> kScriptingCommands = {
-    {"eval", -3, kEval, 0, 0, 0, EvalCommand, "scripting", "Executes a server-side Lua script.",
-     "@slow @scripting", EvalKeys},
-    {"evalsha", -3, kEval, 0, 0, 0, EvalShaCommand, "scripting",
+    {"eval", -3, kEval | kCmdMayReplicate, 0, 0, 0, EvalCommand, "scripting",
+     "Executes a server-side Lua script.", "@slow @scripting", EvalKeys},
+    {"evalsha", -3, kEval | kCmdMayReplicate, 0, 0, 0, EvalShaCommand, "scripting",
      "Executes a server-side Lua script by SHA1 digest.", "@slow @scripting", EvalKeys},
     {"eval_ro", -3, kEval | kCmdReadOnly, 0, 0, 0, EvalRoCommand, "scripting",
      "Executes a read-only server-side Lua script.", "@slow @scripting", EvalKeys},

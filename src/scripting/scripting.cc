@@ -111,6 +111,7 @@ void Scripting::Run(CommandContext& c, const std::string& sha, const ScriptInfo&
   session.authenticated = true;
   // Redis's Lua client has no connection: the slowlog shows its commands as "?:0"'s.
   session.addr = "?:0";
+  session.script_client = true;
   ScriptRun run;
   run.server = server_;
   run.ctx = &c.ctx;

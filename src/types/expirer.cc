@@ -38,7 +38,7 @@ void ActiveExpirer::Loop() {
     int64_t hz = std::clamp<int64_t>(config_->GetInt("hz"), 1, 500);
     cv_.wait_for(lock, std::chrono::milliseconds(1000 / hz));
     if (stopping_) break;
-    if (paused_ || !config_->GetBool("active-expire")) continue;
+    if (paused_ || UnixMillis() < paused_until_ms_ || !config_->GetBool("active-expire")) continue;
     lock.unlock();
     RunOnce();
     lock.lock();
@@ -71,7 +71,7 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
     uint64_t epoch;
   };
   std::shared_lock<WriterPreferringMutex> shared(keyspace_->exclusive());
-  if (paused_) {
+  if (paused_ || UnixMillis() < paused_until_ms_) {
     *more = false;
     return 0;
   }

@@ -566,3 +566,52 @@ def test_replica_without_masterauth_reports_the_refusal(start_server, target):
     replica = start_server(replica_args(target, master), name="replica")
     assert wait_until(lambda: "NOAUTH" in info_repl(replica).get("master_link_last_error", ""))
     assert info_repl(replica)["master_link_status"] == "down"
+
+
+WAITAOF_72 = "7.2 command, oracle is 7.0"
+
+
+@pytest.mark.basalt_only(reason=WAITAOF_72)
+def test_waitaof_counts_the_fsynced_wal_and_replicas(start_server, target):
+    master = start_server(master_args(target), name="master")
+    m = master.client()
+    # Nothing written yet by this client: its (empty) writes are on disk.
+    assert m.execute_command("WAITAOF", 1, 0, 0) == [1, 0]
+    m.set("a", "1")
+    assert m.execute_command("WAITAOF", 1, 0, 0) == [1, 0]
+    # No replica: asking for one waits out the timeout.
+    start = time.time()
+    assert m.execute_command("WAITAOF", 1, 1, 200) == [1, 0]
+    assert time.time() - start >= 0.15
+    replica = start_server(replica_args(target, master), name="replica")
+    wait_link_up(replica)
+    m.set("a", "2")
+    assert m.execute_command("WAITAOF", 1, 1, 5000) == [1, 1]
+    assert replica.client().get("a") == "2"
+    with pytest.raises(redis.ResponseError, match=exact(
+            "ERR WAITAOF cannot be used with replica instances. Please also note that writes to "
+            "replicas are just local and are not propagated.")):
+        replica.client().execute_command("WAITAOF", 0, 0, 0)
+
+
+@pytest.mark.basalt_only(reason=WAITAOF_72)
+@pytest.mark.parametrize("args,error", [
+    ((2, 0, 0), "ERR value is out of range, value must between 0 and 1"),
+    (("x", 0, 0), "ERR value is not an integer or out of range"),
+    ((1, -1, 0), "ERR value is out of range, must be positive"),
+    ((1, 0, -5), "ERR timeout is negative"),
+    ((1, 0, "x"), "ERR timeout is not an integer or out of range"),
+])
+def test_waitaof_argument_errors(start_server, target, args, error):
+    m = start_server(master_args(target), name="master").client()
+    with pytest.raises(redis.ResponseError, match=exact(error)):
+        m.execute_command("WAITAOF", *args)
+
+
+@pytest.mark.basalt_only(reason=WAITAOF_72)
+def test_waitaof_in_multi_does_not_wait(start_server, target):
+    m = start_server(master_args(target), name="master").client()
+    pipe = m.pipeline(transaction=True)
+    pipe.set("k", "v")
+    pipe.execute_command("WAITAOF", 1, 1, 0)
+    assert pipe.execute() == [True, [1, 0]]

@@ -1,0 +1,47 @@
+// ClientPause: CLIENT PAUSE and UNPAUSE. While a pause lasts, a normal client's command that it
+// covers (every command with ALL; with WRITE, writes and Redis's "may-replicate" commands:
+// EVAL, EVALSHA, PUBLISH, SPUBLISH, PFCOUNT, and an EXEC of such) is not run: its connection
+// holds it, with everything after it, and runs it when the pause ends (UNPAUSE wakes the held
+// clients in the order they were held; each also has a timer at the pause's end). Monitors are
+// never held, as Redis never holds its replicas. The active expirer deletes nothing meanwhile.
+//
+// While no pause was ever set the request path pays one relaxed atomic load (active()).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "commands/session.h"
+
+namespace basalt {
+
+class ClientPause {
+ public:
+  enum Mode : int { kNone = 0, kWrite = 1, kAll = 2 };
+
+  bool active() const { return mode_.load(std::memory_order_relaxed) != kNone; }
+  // Whether `argv` from `session` must wait now. A pause whose time is up ends here.
+  bool Holds(const Session& session, const std::vector<std::string>& argv);
+  // Absolute Unix ms at which the current pause ends (0: none).
+  int64_t until_ms() const { return until_ms_.load(std::memory_order_relaxed); }
+
+  // CLIENT PAUSE: the mode replaces the current one, the end is the later of the two, as in
+  // Redis.
+  void Pause(Mode mode, int64_t until_ms);
+  // CLIENT UNPAUSE: ends the pause and wakes the held clients.
+  void Unpause();
+  // The client's worker, when it holds a command of `session` for the pause.
+  void Hold(Session& session);
+
+ private:
+  std::mutex mu_;
+  std::atomic<int> mode_{kNone};
+  std::atomic<int64_t> until_ms_{0};
+  std::vector<std::shared_ptr<Session>> held_;
+};
+
+}  // namespace basalt

@@ -1,0 +1,281 @@
+"""DEBUG (SLEEP, OBJECT, SET-ACTIVE-EXPIRE, CHANGE-REPL-ID, DIGEST, DIGEST-VALUE, PROTOCOL,
+STRINGMATCH-TEST, QUICKLIST-PACKED-THRESHOLD, LISTPACK, ERROR, HELP) behind
+enable-debug-command, LOLWUT, and MODULE (LIST empty, LOAD/UNLOAD behind
+enable-module-command and failing). PROTOCOL's replies are compared byte for byte in RESP2
+and RESP3. Every test also passes with --target redis except the ones marked basalt_only
+(Basalt's own figures and name)."""
+import re
+import threading
+import time
+
+import pytest
+
+from helpers import parse_info, wait_until
+from resp import RawConn
+
+NOT_ALLOWED = ('ERR %s command not allowed. If the %s option is set to "local", you can run it '
+               'from a local connection, otherwise you need to set this option in the '
+               'configuration file, and then restart the server.')
+ZEROS = b"0" * 40
+
+
+@pytest.fixture(scope="module")
+def dbg(start_module_server):
+    return start_module_server(args={"enable-debug-command": "yes",
+                                     "enable-module-command": "local"})
+
+
+@pytest.fixture
+def c(dbg):
+    conn = RawConn(dbg.port)
+    assert conn.call("FLUSHALL") == ("+", b"OK")
+    yield conn
+    conn.close()
+
+
+def raw_reply(conn, *args):
+    """The exact bytes of one reply (the socket is drained after a short pause)."""
+    conn.send(*args)
+    time.sleep(0.05)
+    conn.sock.settimeout(0.3)
+    data = conn.buf
+    conn.buf = b""
+    try:
+        while True:
+            chunk = conn.sock.recv(1 << 16)
+            if not chunk:
+                break
+            data += chunk
+    except OSError:
+        pass
+    conn.sock.settimeout(10)
+    return data
+
+
+def test_debug_and_module_load_are_refused_by_default(server, r):
+    conn = RawConn(server.port)
+    try:
+        assert conn.call("DEBUG", "SLEEP", "0") == \
+            ("-", NOT_ALLOWED % ("DEBUG", "enable-debug-command"))
+        assert conn.call("MODULE", "LOAD", "/nonexistent.so") == \
+            ("-", NOT_ALLOWED % ("MODULE", "enable-module-command"))
+        assert conn.call("MODULE", "LIST") == ("*", [])
+    finally:
+        conn.close()
+
+
+def test_module_commands_with_local_allowed(c):
+    assert c.call("MODULE", "LIST") == ("*", [])
+    assert c.call("MODULE", "LOAD", "/nonexistent/module.so") == \
+        ("-", "ERR Error loading the extension. Please check the server logs.")
+    assert c.call("MODULE", "UNLOAD", "nosuchmodule") == \
+        ("-", "ERR Error unloading module: no such module with that name")
+    kind, lines = c.call("MODULE", "HELP")
+    assert ("+", b"LIST") in lines
+
+
+PROTOCOL = {
+    "string": (b"$11\r\nHello World\r\n", b"$11\r\nHello World\r\n"),
+    "integer": (b":12345\r\n", b":12345\r\n"),
+    "double": (b"$5\r\n3.141\r\n", b",3.141\r\n"),
+    "bignum": (b"$37\r\n1234567999999999999999999999999999999\r\n",
+               b"(1234567999999999999999999999999999999\r\n"),
+    "null": (b"$-1\r\n", b"_\r\n"),
+    "array": (b"*3\r\n:0\r\n:1\r\n:2\r\n", b"*3\r\n:0\r\n:1\r\n:2\r\n"),
+    "set": (b"*3\r\n:0\r\n:1\r\n:2\r\n", b"~3\r\n:0\r\n:1\r\n:2\r\n"),
+    "map": (b"*6\r\n:0\r\n:0\r\n:1\r\n:1\r\n:2\r\n:0\r\n",
+            b"%3\r\n:0\r\n#f\r\n:1\r\n#t\r\n:2\r\n#f\r\n"),
+    "attrib": (b"$39\r\nSome real reply following the attribute\r\n",
+               b"|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n"
+               b"$39\r\nSome real reply following the attribute\r\n"),
+    "push": (b"-ERR RESP2 is not supported by this command\r\n",
+             b">2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n"
+             b"$40\r\nSome real reply following the push reply\r\n"),
+    "verbatim": (b"$25\r\nThis is a verbatim\nstring\r\n",
+                 b"=29\r\ntxt:This is a verbatim\nstring\r\n"),
+    "true": (b":1\r\n", b"#t\r\n"),
+    "false": (b":0\r\n", b"#f\r\n"),
+}
+
+
+@pytest.mark.parametrize("proto", [2, 3])
+def test_debug_protocol_every_type(c, proto):
+    if proto == 3:
+        c.call("HELLO", "3")
+    for name, replies in PROTOCOL.items():
+        assert raw_reply(c, "DEBUG", "PROTOCOL", name) == replies[proto - 2], name
+    assert c.call("DEBUG", "PROTOCOL", "nosuch") == (
+        "-", "ERR Wrong protocol type name. Please use one of the following: "
+        "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
+
+
+def test_debug_object_line(c):
+    assert c.call("DEBUG", "OBJECT", "missing") == ("-", "ERR no such key")
+    c.call("SET", "s", "hello")
+    c.call("RPUSH", "l", "a", "bb")
+    line = c.call("DEBUG", "OBJECT", "s")
+    assert line[0] == "+"
+    assert re.fullmatch(rb"Value at:0x[0-9a-f]+ refcount:1 encoding:embstr serializedlength:\d+ "
+                        rb"lru:\d+ lru_seconds_idle:\d+", line[1]), line
+    assert b"encoding:quicklist" in c.call("DEBUG", "OBJECT", "l")[1]
+
+
+@pytest.mark.basalt_only(reason="Basalt's own figures: values on disk, no access clock")
+def test_debug_object_basalt_figures(c):
+    c.call("SET", "s", "hello")
+    c.call("HSET", "h", "f", "vv")
+    assert c.call("DEBUG", "OBJECT", "s") == (
+        "+", b"Value at:0x0 refcount:1 encoding:embstr serializedlength:5 lru:0 lru_seconds_idle:0")
+    assert c.call("DEBUG", "OBJECT", "h")[1].split(b" ")[3:5] == [b"encoding:hashtable",
+                                                                  b"serializedlength:3"]
+
+
+def fill(c, order):
+    c.call("SET", "str", "value")
+    c.call("SELECT", "2")
+    c.call("SET", "in-db-2", "x")
+    c.call("SELECT", "0")
+    for i in order:
+        c.call("HSET", "hash", "f%d" % i, "v%d" % i)
+        c.call("SADD", "set", "m%d" % i)
+        c.call("ZADD", "zset", str(i), "z%d" % i)
+    c.call("RPUSH", "list", "a", "b", "c")
+    c.call("EXPIREAT", "str", "4000000000")
+
+
+def test_debug_digest_is_equal_for_equal_data_and_differs_otherwise(c):
+    assert c.call("DEBUG", "DIGEST") == ("+", ZEROS)
+    fill(c, range(20))
+    first = c.call("DEBUG", "DIGEST")
+    assert first[0] == "+" and re.fullmatch(rb"[0-9a-f]{40}", first[1]) and first[1] != ZEROS
+    c.call("FLUSHALL")
+    fill(c, reversed(range(20)))
+    assert c.call("DEBUG", "DIGEST") == first
+    c.call("HSET", "hash", "f3", "changed")
+    assert c.call("DEBUG", "DIGEST") != first
+    c.call("HSET", "hash", "f3", "v3")
+    assert c.call("DEBUG", "DIGEST") == first
+    # As in Redis, whether a key expires counts, not when.
+    c.call("EXPIREAT", "str", "4000000001")
+    assert c.call("DEBUG", "DIGEST") == first
+    c.call("PERSIST", "str")
+    assert c.call("DEBUG", "DIGEST") != first
+    c.call("FLUSHALL")
+    assert c.call("DEBUG", "DIGEST") == ("+", ZEROS)
+
+
+def test_debug_digest_value(c):
+    c.call("SADD", "a", "x", "y", "z")
+    c.call("SADD", "b", "z", "y", "x")
+    c.call("SADD", "c", "x", "y")
+    c.call("SET", "s", "x")
+    kind, digests = c.call("DEBUG", "DIGEST-VALUE", "a", "b", "c", "s", "missing")
+    assert kind == "*" and all(d[0] == "+" for d in digests)
+    a, b, cc, s, missing = [d[1] for d in digests]
+    assert a == b and a != cc and a != s and missing == ZEROS
+    assert c.call("DEBUG", "DIGEST-VALUE") == ("*", [])
+
+
+def test_debug_sleep_stops_other_clients(dbg, c):
+    other = RawConn(dbg.port)  # another connection, on another worker
+    try:
+        assert other.call("PING") == ("+", b"PONG")
+        waited = []
+
+        def ping():
+            time.sleep(0.1)
+            start = time.time()
+            assert other.call("PING") == ("+", b"PONG")
+            waited.append(time.time() - start)
+
+        t = threading.Thread(target=ping)
+        t.start()
+        start = time.time()
+        assert c.call("DEBUG", "SLEEP", "0.6") == ("+", b"OK")
+        assert time.time() - start >= 0.6
+        t.join()
+        assert waited[0] >= 0.3
+        assert c.call("DEBUG", "SLEEP", "0") == ("+", b"OK")
+    finally:
+        other.close()
+
+
+def test_debug_set_active_expire(c):
+    assert c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0") == ("+", b"OK")
+    try:
+        c.call("SET", "k", "v", "PX", "20")
+        time.sleep(0.5)
+        # Expired but not deleted: nothing deletes it in the background.
+        assert c.call("DBSIZE") == (":", 1)
+    finally:
+        assert c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1") == ("+", b"OK")
+    assert wait_until(lambda: c.call("DBSIZE") == (":", 0), timeout=5)
+
+
+def test_debug_change_repl_id(c):
+    def replid():
+        return parse_info(c.call("INFO", "replication")[1].decode())["replication"]["master_replid"]
+    before = replid()
+    assert c.call("DEBUG", "CHANGE-REPL-ID") == ("+", b"OK")
+    after = replid()
+    assert after != before and re.fullmatch(r"[0-9a-f]{40}", after)
+
+
+def test_debug_small_subcommands(c):
+    assert c.call("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1mb") == ("+", b"OK")
+    assert c.call("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "lots") == \
+        ("-", "ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+    assert c.call("DEBUG", "LISTPACK", "missing") == ("-", "ERR no such key")
+    c.call("SET", "s", "x")
+    assert c.call("DEBUG", "ERROR", "WRONGTYPE made up") == ("-", "WRONGTYPE made up")
+    assert c.call("DEBUG", "NOSUCH") == \
+        ("-", "ERR unknown subcommand or wrong number of arguments for 'NOSUCH'. Try DEBUG HELP.")
+    assert c.call("DEBUG", "SLEEP") == \
+        ("-", "ERR unknown subcommand or wrong number of arguments for 'SLEEP'. Try DEBUG HELP.")
+    kind, lines = c.call("DEBUG", "HELP")
+    assert kind == "*" and ("+", b"DIGEST-VALUE <key> [<key> ...]") in lines
+
+
+@pytest.mark.basalt_only(reason="Redis fuzzes its matcher for many seconds")
+def test_debug_stringmatch_test(c):
+    assert c.call("DEBUG", "STRINGMATCH-TEST") == \
+        ("+", b"Apparently Redis did not crash: test passed")
+
+
+@pytest.mark.basalt_only(reason="Basalt has no listpack encoding")
+def test_debug_listpack_of_an_existing_key(c):
+    c.call("RPUSH", "l", "a")
+    assert c.call("DEBUG", "LISTPACK", "l") == ("-", "ERR Not a listpack encoded object.")
+
+
+def test_lolwut_reply_type_and_version_line(c):
+    kind, text = c.call("LOLWUT")
+    assert kind == "$" and re.search(rb"ver\. \S+\n$", text)
+    assert c.call("LOLWUT", "VERSION", "nine") == \
+        ("-", "ERR value is not an integer or out of range")
+    c.call("HELLO", "3")
+    kind, text = c.call("LOLWUT", "VERSION", "7")
+    assert kind == "=" and text.startswith(b"txt:")
+
+
+@pytest.mark.basalt_only(reason="names Basalt and its version")
+def test_lolwut_names_basalt(c):
+    kind, text = c.call("LOLWUT")
+    assert text.decode().splitlines()[-1] == "Basalt ver. 0.1.0"
+
+
+def test_command_info_rows(c):
+    def row(name):
+        kind, rows = c.call("COMMAND", "INFO", name)
+        entry = rows[0][1]
+        return (entry[1][1], sorted(f[1].decode() for f in entry[2][1]),
+                sorted(cat[1].decode() for cat in entry[6][1]))
+    assert row("monitor") == (1, ["admin", "loading", "noscript", "stale"],
+                              ["@admin", "@dangerous", "@slow"])
+    assert row("debug") == (-2, ["admin", "loading", "noscript", "stale"],
+                            ["@admin", "@dangerous", "@slow"])
+    assert row("lolwut") == (-1, ["fast", "readonly"], ["@fast", "@read"])
+    assert row("module") == (-2, [], ["@slow"])
+    # A script is shown to monitors by EVAL itself, before its calls: skip_monitor, as Redis.
+    flags = row("eval")[1]
+    assert "skip_monitor" in flags and "may_replicate" not in flags
