@@ -237,7 +237,6 @@ bool RunHandlerFeedingMonitors(ServerState& server, Session& session, const Comm
                                CommandContext& c) {
   if (session.monitor.load(std::memory_order_relaxed) &&
       (spec.flags & (kCmdWrite | kCmdReadOnly | kCmdMayReplicate))) {
-    server.counters.error_replies++;
     c.reply.Error("ERR Replica can't interact with the keyspace");
     return false;
   }
