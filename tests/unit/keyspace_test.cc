@@ -475,12 +475,18 @@ TEST_F(KeyspaceTest, DeleteAndFlushTouchWatchers) {
   Del(0, "w");
   EXPECT_TRUE(on_delete->dirty);
 
+  // As in Redis, a flush changes only the watched keys that existed in the emptied database.
+  Set(0, "present", "v");
+  Set(2, "present", "v");
   auto on_flush = std::make_shared<WatchState>();
+  auto absent = std::make_shared<WatchState>();
   auto other_db = std::make_shared<WatchState>();
-  ks_->watches().Watch(ks_->Physical(0), "anything", on_flush);
-  ks_->watches().Watch(ks_->Physical(2), "anything", other_db);
+  ks_->watches().Watch(ks_->Physical(0), "present", on_flush);
+  ks_->watches().Watch(ks_->Physical(0), "absent", absent);
+  ks_->watches().Watch(ks_->Physical(2), "present", other_db);
   ASSERT_TRUE(ks_->FlushDatabase(0).ok());
   EXPECT_TRUE(on_flush->dirty);
+  EXPECT_FALSE(absent->dirty);
   EXPECT_FALSE(other_db->dirty);
 }
 
