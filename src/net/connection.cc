@@ -472,8 +472,9 @@ void Connection::EndBlock(bool error) {
   } else {
     reply.Null();
   }
-  AccountTimedOutBlock(*worker_->state(), session, session.block.argv);
+  std::vector<std::string> argv = std::move(session.block.argv);
   session.block = BlockState();
+  AccountTimedOutBlock(*worker_->state(), session, argv);
   if (drop_deferred_reply_) {
     out.clear();
     drop_deferred_reply_ = false;
