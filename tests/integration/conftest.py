@@ -408,3 +408,20 @@ def diff_pair(server, oracle, r):
     yield make
     for p in made:
         p.close()
+
+
+@pytest.fixture
+def conns(server, r):
+    """Factory of raw connections (resp.RawConn) to the module's flushed server, all closed
+    after the test."""
+    from resp import RawConn
+    made = []
+
+    def make():
+        c = RawConn(server.port)
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.close()

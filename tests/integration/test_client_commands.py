@@ -14,20 +14,6 @@ from resp import RawConn, encode
 SEVEN_TWO = "7.2 command, oracle is 7.0"
 
 
-@pytest.fixture
-def conns(server, r):
-    made = []
-
-    def make():
-        c = RawConn(server.port)
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        c.close()
-
-
 def info_fields(c):
     line = c.call("CLIENT", "INFO")[1].decode().strip()
     return line, dict(f.split("=", 1) for f in line.split(" "))

@@ -15,20 +15,6 @@ from resp import RawConn
 LINE = re.compile(rb"^\+(\d+)\.(\d{6}) \[(\d+) ([^\]]+)\] (.*)$")
 
 
-@pytest.fixture
-def conns(server, r):
-    made = []
-
-    def make():
-        c = RawConn(server.port)
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        c.close()
-
-
 def monitor(conns):
     m = conns()
     assert m.call("MONITOR") == ("+", b"OK")

@@ -30,21 +30,6 @@ def no_leftover_subscribers(r):
                       timeout=5)
 
 
-@pytest.fixture
-def conns(server, r):
-    """Factory for raw connections, all closed after the test."""
-    made = []
-
-    def make():
-        c = RawConn(server.port)
-        made.append(c)
-        return c
-
-    yield make
-    for c in made:
-        c.close()
-
-
 def confirm(kind, name, count, push="*"):
     """A (un)subscribe confirmation as RawConn decodes it; name None = nothing to leave."""
     middle = ("$", None) if name is None else ("$", name.encode())
