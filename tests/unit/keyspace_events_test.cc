@@ -1,5 +1,5 @@
-// Keyspace notifications below the commands: what a Context and the active expirer hand to the sink (after the commit, in order, only for
-// enabled classes), over a real RocksDB.
+// Keyspace notifications below the commands: what a Context and the active expirer hand to the sink
+// (after the commit, in order, only for enabled classes), over a real RocksDB.
 #include "types/keyspace_events.h"
 
 #include <gtest/gtest.h>
