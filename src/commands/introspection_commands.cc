@@ -180,17 +180,34 @@ void CommandDocs(CommandContext& c) {
   for (const auto* spec : specs) ReplyCommandDocs(c.reply, *spec);
 }
 
+// The key positions of the command COMMAND GETKEYS[ANDFLAGS] names (argv from its third
+// argument on), or nullopt after replying Redis's error.
+std::optional<std::vector<size_t>> KeysOfNamedCommand(CommandContext& c,
+                                                      const std::vector<std::string>& argv) {
+  const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
+  if (spec == nullptr) {
+    c.reply.Error("ERR Invalid command specified");
+    return std::nullopt;
+  }
+  int n = static_cast<int>(argv.size());
+  if ((spec->arity > 0 && n != spec->arity) || n < -spec->arity) {
+    c.reply.Error("ERR Invalid number of arguments specified for command");
+    return std::nullopt;
+  }
+  auto indexes = CommandTable::KeyIndexes(*spec, argv);
+  if (indexes.empty()) {
+    c.reply.Error("ERR The command has no key arguments");
+    return std::nullopt;
+  }
+  return indexes;
+}
+
 void CommandGetKeys(CommandContext& c) {
   std::vector<std::string> argv(c.argv.begin() + 2, c.argv.end());
-  const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
-  if (spec == nullptr) return c.reply.Error("ERR Invalid command specified");
-  int n = static_cast<int>(argv.size());
-  if ((spec->arity > 0 && n != spec->arity) || n < -spec->arity)
-    return c.reply.Error("ERR Invalid number of arguments specified for command");
-  auto indexes = CommandTable::KeyIndexes(*spec, argv);
-  if (indexes.empty()) return c.reply.Error("ERR The command has no key arguments");
-  c.reply.Array(indexes.size());
-  for (size_t i : indexes) c.reply.Bulk(argv[i]);
+  auto indexes = KeysOfNamedCommand(c, argv);
+  if (!indexes) return;
+  c.reply.Array(indexes->size());
+  for (size_t i : *indexes) c.reply.Bulk(argv[i]);
 }
 
 // COMMAND GETKEYSANDFLAGS: each key with the flags of Redis's key specifications, derived from
@@ -199,18 +216,14 @@ void CommandGetKeys(CommandContext& c) {
 // are not told apart.
 void CommandGetKeysAndFlags(CommandContext& c) {
   std::vector<std::string> argv(c.argv.begin() + 2, c.argv.end());
-  const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
-  if (spec == nullptr) return c.reply.Error("ERR Invalid command specified");
-  int n = static_cast<int>(argv.size());
-  if ((spec->arity > 0 && n != spec->arity) || n < -spec->arity)
-    return c.reply.Error("ERR Invalid number of arguments specified for command");
-  auto indexes = CommandTable::KeyIndexes(*spec, argv);
-  if (indexes.empty()) return c.reply.Error("ERR The command has no key arguments");
-  c.reply.Array(indexes.size());
-  for (size_t nth = 0; nth < indexes.size(); nth++) {
+  auto indexes = KeysOfNamedCommand(c, argv);
+  if (!indexes) return;
+  const CommandSpec& spec = *CommandTable::Get().Find(argv[0]);
+  c.reply.Array(indexes->size());
+  for (size_t nth = 0; nth < indexes->size(); nth++) {
     c.reply.Array(2);
-    c.reply.Bulk(argv[indexes[nth]]);
-    switch (AclKeyAccessOf(*spec, argv, nth)) {
+    c.reply.Bulk(argv[(*indexes)[nth]]);
+    switch (AclKeyAccessOf(spec, argv, nth)) {
       case kAclKeyRead:
         c.reply.Set(2);
         c.reply.Simple("RO");
