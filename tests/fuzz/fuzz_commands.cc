@@ -34,6 +34,7 @@
 
 #include "commands/command_table.h"
 #include "commands/dispatcher.h"
+#include "commands/info.h"
 #include "commands/server_state.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
@@ -78,12 +79,13 @@ class FuzzServer {
     replication_ = std::make_unique<ReplicationManager>(keyspace_.get(), &config_, expirer_.get());
     state_.replication = replication_.get();
     state_.pubsub.set_config(&config_);
+    state_.monitors.set_config(&config_);
     state_.config = &config_;
     state_.keyspace = keyspace_.get();
     state_.expirer = expirer_.get();
-    state_.command_counters = std::vector<CommandCounters>(CommandTable::Get().all().size());
     state_.start_time_ms = UnixMillis();
     state_.request_shutdown = [] {};
+    Must(InstallStatsConfigHooks(config_, state_));
     scripting_ = std::make_unique<Scripting>(&state_);
     Must(scripting_->LoadPersisted());
     state_.scripting = scripting_.get();
