@@ -74,7 +74,7 @@ double Ratio(int64_t a, int64_t b) {
 
 void ServerSection(ServerState& s, InfoWriter& w) {
   w.Section("Server");
-  w.Field("redis_version", "7.0.15");
+  w.Field("redis_version", kRedisVersion);
   w.Field("redis_git_sha1", "00000000");
   w.Field("redis_git_dirty", 0);
   w.Field("redis_build_id", "0");

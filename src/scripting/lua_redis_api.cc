@@ -9,6 +9,7 @@
 
 #include "commands/acl_check.h"
 #include "common/strutil.h"
+#include "common/version.h"
 #include "scripting/lua_convert.h"
 #include "scripting/lua_engine.h"
 #include "scripting/sha1.h"
@@ -212,9 +213,9 @@ void RegisterRedisApi(lua_State* L) {
   SetNumber(L, "LOG_VERBOSE", 1);
   SetNumber(L, "LOG_NOTICE", 2);
   SetNumber(L, "LOG_WARNING", 3);
-  lua_pushstring(L, "7.0.15");
+  lua_pushstring(L, kRedisVersion);
   lua_setfield(L, -2, "REDIS_VERSION");
-  SetNumber(L, "REDIS_VERSION_NUM", 0x07000f);
+  SetNumber(L, "REDIS_VERSION_NUM", kRedisVersionNum);
   SetFunction(L, "setresp", SetResp);
   SetFunction(L, "sha1hex", Sha1hex);
   SetFunction(L, "error_reply", ErrorReply);
