@@ -10,25 +10,6 @@
 
 namespace basalt {
 
-const char* ObjectEncodingName(const KeyState& state) {
-  const std::string& v = state.meta.value;
-  // Collections on disk report the encodings Redis uses for large ones.
-  switch (state.meta.type) {
-    case RedisType::kList:
-      return "quicklist";
-    case RedisType::kZset:
-      return "skiplist";
-    case RedisType::kHash:
-    case RedisType::kSet:
-      return "hashtable";
-    default:
-      break;
-  }
-  if (state.meta.encoding == StringEncoding::kRaw || state.meta.segmented) return "raw";
-  if (state.meta.encoding == StringEncoding::kAuto && v.size() <= 20 && ParseInt64(v)) return "int";
-  return (v.size() <= 44 ? "embstr" : "raw");
-}
-
 std::optional<int64_t> IntArg(CommandContext& c, size_t i, const char* error) {
   auto v = ParseInt64(c.arg(i));
   if (!v) c.reply.Error(error);

@@ -25,9 +25,6 @@ std::optional<KeyState> LookupString(CommandContext& c, std::string_view key);
 // Replies with the status's error text and returns true if it is not OK.
 bool ReplyIfError(CommandContext& c, const Status& s);
 
-// OBJECT ENCODING's answer for a live key (also DEBUG OBJECT's encoding).
-const char* ObjectEncodingName(const KeyState& state);
-
 // One client's CLIENT LIST line, without the newline (also ACL LOG's client-info).
 std::string ClientInfoLine(const Session& s);
 

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "commands/command_util.h"
+#include "commands/object_encoding.h"
 #include "common/sha256.h"
 #include "common/version.h"
 
@@ -233,7 +234,9 @@ void DebugObject(CommandContext& c) {
   auto items = ReadWhole(c, c.db(), std::move(read));
   if (ReplyIfError(c, items.status())) return;
   for (const std::string& item : *items) bytes += item.size();
-  c.reply.Simple("Value at:0x0 refcount:1 encoding:" + std::string(ObjectEncodingName(*state)) +
+  auto encoding = ObjectEncoding(c, c.db(), c.arg(2), *state);
+  if (ReplyIfError(c, encoding.status())) return;
+  c.reply.Simple("Value at:0x0 refcount:1 encoding:" + *encoding +
                  " serializedlength:" + std::to_string(bytes) + " lru:0 lru_seconds_idle:0");
 }
 

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "commands/command_util.h"
+#include "commands/object_encoding.h"
 #include "types/collection.h"
 
 namespace basalt {
@@ -406,7 +407,11 @@ void ObjectCommand(CommandContext& c) {
   auto state = c.ctx.Lookup(c.db(), c.arg(2));
   if (ReplyIfError(c, state.status())) return;
   if (!state->live()) return c.reply.Null();
-  if (sub == "encoding") return c.reply.Bulk(ObjectEncodingName(*state));
+  if (sub == "encoding") {
+    auto encoding = ObjectEncoding(c, c.db(), c.arg(2), *state);
+    if (ReplyIfError(c, encoding.status())) return;
+    return c.reply.Bulk(*encoding);
+  }
   if (sub == "freq") {
     return c.reply.Error(
         "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "

@@ -112,7 +112,7 @@ def test_debug_protocol_every_type(c, proto):
 def test_debug_object_line(c):
     assert c.call("DEBUG", "OBJECT", "missing") == ("-", "ERR no such key")
     c.call("SET", "s", "hello")
-    c.call("RPUSH", "l", "a", "bb")
+    c.call("RPUSH", "l", *["element-%04d" % i for i in range(1000)])  # over one 8 KiB node
     line = c.call("DEBUG", "OBJECT", "s")
     assert line[0] == "+"
     assert re.fullmatch(rb"Value at:0x[0-9a-f]+ refcount:1 encoding:embstr serializedlength:\d+ "
@@ -126,7 +126,7 @@ def test_debug_object_basalt_figures(c):
     c.call("HSET", "h", "f", "vv")
     assert c.call("DEBUG", "OBJECT", "s") == (
         "+", b"Value at:0x0 refcount:1 encoding:embstr serializedlength:5 lru:0 lru_seconds_idle:0")
-    assert c.call("DEBUG", "OBJECT", "h")[1].split(b" ")[3:5] == [b"encoding:hashtable",
+    assert c.call("DEBUG", "OBJECT", "h")[1].split(b" ")[3:5] == [b"encoding:listpack",
                                                                   b"serializedlength:3"]
 
 

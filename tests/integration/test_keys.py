@@ -475,9 +475,48 @@ def test_object_encoding_of_large_collections(r):
     r.hset("h", mapping={"f%d" % i: "v" for i in range(600)})
     r.sadd("s", *["m%d" % i for i in range(600)])
     r.zadd("z", {"m%d" % i: i for i in range(600)})
-    r.rpush("l", *["e%d" % i for i in range(600)])
+    r.rpush("l", *["element-%06d" % i for i in range(600)])  # over one 8 KiB node
     assert [r.object("encoding", k) for k in ("h", "s", "z", "l")] == [
         "hashtable", "hashtable", "skiplist", "quicklist"]
+
+
+def test_object_encoding_of_small_hashes_and_sorted_sets_follows_the_thresholds(r):
+    r.hset("h", mapping={"f%d" % i: "v" for i in range(10)})
+    r.zadd("z", {"m%d" % i: i for i in range(10)})
+    assert [r.object("encoding", k) for k in ("h", "z")] == ["listpack", "listpack"]
+    r.hset("h", "long", "x" * 65)  # over hash-max-listpack-value
+    r.zadd("z", {"y" * 65: 1})  # over zset-max-listpack-value
+    assert [r.object("encoding", k) for k in ("h", "z")] == ["hashtable", "skiplist"]
+    r.config_set("hash-max-listpack-entries", 5)
+    r.config_set("zset-max-listpack-entries", 5)
+    r.hset("h2", mapping={"f%d" % i: "v" for i in range(6)})
+    r.zadd("z2", {"m%d" % i: i for i in range(6)})
+    try:
+        assert [r.object("encoding", k) for k in ("h2", "z2")] == ["hashtable", "skiplist"]
+    finally:
+        r.config_set("hash-max-listpack-entries", 512)
+        r.config_set("zset-max-listpack-entries", 128)
+
+
+@pytest.mark.basalt_only(reason="Redis 7.2's encodings; 7.0 has no listpack sets or lists")
+def test_object_encoding_of_small_sets_and_lists_follows_the_thresholds(r):
+    r.sadd("ints", *range(10))
+    r.sadd("words", "a", "b")
+    r.sadd("long", "x" * 65)
+    assert [r.object("encoding", k) for k in ("ints", "words", "long")] == [
+        "intset", "listpack", "hashtable"]
+    r.rpush("l", "a", "bb", 3)
+    assert r.object("encoding", "l") == "listpack"
+    r.rpush("l", "x" * 9000)  # past one 8 KiB node (list-max-listpack-size -2)
+    assert r.object("encoding", "l") == "quicklist"
+    r.config_set("list-max-listpack-size", 4)
+    try:
+        r.rpush("l4", 1, 2, 3, 4)
+        assert r.object("encoding", "l4") == "listpack"
+        r.rpush("l4", 5)
+        assert r.object("encoding", "l4") == "quicklist"
+    finally:
+        r.config_set("list-max-listpack-size", -2)
 
 
 def test_object_errors(r):

@@ -1,0 +1,26 @@
+// ObjectEncoding: the name OBJECT ENCODING and DEBUG OBJECT give a value.
+//
+// Basalt stores every collection the same way on disk, so there is no encoding to report as
+// such. Tools and test suites read the name to learn what Redis 7.2 would hold, and tune it
+// through the thresholds (hash-max-listpack-entries, set-max-intset-entries, ...), so the name
+// is the encoding Redis 7.2 gives a value of this content under the current thresholds:
+// strings int/embstr/raw; hashes listpack/hashtable; sets intset/listpack/hashtable; sorted sets
+// listpack/skiplist; lists listpack/quicklist. Redis keeps a converted collection converted
+// when it shrinks again (except lists); this name follows the content only.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "commands/command_table.h"
+#include "common/status.h"
+#include "types/keyspace.h"
+
+namespace basalt {
+
+// Reads at most the thresholds' worth of members (a collection over them is the large encoding
+// without a look at its members).
+StatusOr<std::string> ObjectEncoding(CommandContext& c, int db, std::string_view key,
+                                     const KeyState& state);
+
+}  // namespace basalt
