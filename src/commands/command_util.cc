@@ -21,6 +21,8 @@ const char* ObjectEncodingName(const KeyState& state) {
     case RedisType::kHash:
     case RedisType::kSet:
       return "hashtable";
+    case RedisType::kStream:
+      return "stream";
     default:
       break;
   }
