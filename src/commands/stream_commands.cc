@@ -93,7 +93,7 @@ struct TrimArgs {
 };
 
 // The default LIMIT of a `~` trim: Redis's 100 * stream-node-max-entries.
-constexpr uint64_t kApproxTrimLimit = 100 * 100;
+constexpr uint64_t kApproxTrimLimit = 100 * kStreamNodeEntries;
 
 std::optional<TrimArgs> ParseTrimArgs(CommandContext& c, bool xadd) {
   TrimArgs args;
@@ -175,7 +175,7 @@ bool Trim(CommandContext& c, StreamStore& store, Metadata* meta, const TrimArgs&
           uint64_t* removed) {
   *removed = 0;
   if (!args.max_len && !args.min_id) return true;
-  auto n = store.TrimHead(meta, args.max_len, args.min_id, args.limit);
+  auto n = store.TrimHead(meta, args.max_len, args.min_id, args.approx, args.limit);
   if (ReplyIfError(c, n.status())) return false;
   *removed = *n;
   return true;

@@ -258,36 +258,42 @@ void StreamStore::DeleteEntry(StreamId id) {
 constexpr unsigned kReclaimShift = 12;
 
 StatusOr<uint64_t> StreamStore::TrimHead(Metadata* meta, std::optional<uint64_t> max_len,
-                                         std::optional<StreamId> min_id, uint64_t limit) {
-  uint64_t want = 0;
-  if (max_len) want = meta->size > *max_len ? meta->size - *max_len : 0;
-  if (min_id) want = meta->size;
-  if (limit != 0 && want > limit) want = limit;
+                                         std::optional<StreamId> min_id, bool approx,
+                                         uint64_t limit) {
+  // The entries the head may lose: the excess over MAXLEN or those below MINID, at most `limit`.
+  const uint64_t cap = limit != 0 ? std::min(limit, meta->size) : meta->size;
+  uint64_t want = cap;
+  if (max_len) want = std::min(cap, meta->size > *max_len ? meta->size - *max_len : 0);
   if (want == 0) return uint64_t{0};
-  std::vector<StreamId> doomed;
-  std::optional<StreamId> next;
+  // The IDs from the head: the candidates and the entry after them, which becomes the first.
+  std::vector<StreamId> head;
+  uint64_t candidates = 0;
   Status s = ScanEntries(*meta, StreamId{}, kMaxStreamId, false, want + 1, [&](StreamEntry&& e) {
-    if (doomed.size() == want || (min_id && e.id >= *min_id)) {
-      next = e.id;
-      return false;
-    }
-    doomed.push_back(e.id);
+    head.push_back(e.id);
+    if (candidates == want || (min_id && e.id >= *min_id)) return false;
+    candidates++;
     return true;
   });
   if (!s.ok()) return s;
-  if (doomed.empty()) return uint64_t{0};
+  // `~` takes whole blocks of kStreamNodeEntries from the head (the last block may be short),
+  // as Redis takes whole radix-tree nodes.
+  uint64_t removed = candidates;
+  if (approx && candidates != meta->size) {
+    removed = candidates / kStreamNodeEntries * kStreamNodeEntries;
+  }
+  if (removed == 0) return uint64_t{0};
   const uint64_t removed_before = meta->stream.entries_added - meta->size;
-  for (StreamId id : doomed) DeleteEntry(id);
-  meta->size -= doomed.size();
-  meta->stream.first_id = next.value_or(StreamId{});
-  if (meta->size == 0) meta->stream.first_id = StreamId{};
+  for (uint64_t i = 0; i < removed; i++) DeleteEntry(head[i]);
+  meta->size -= removed;
+  meta->stream.first_id = meta->size == 0 ? StreamId{} : head[removed];
   const uint64_t removed_after = meta->stream.entries_added - meta->size;
   if (removed_before >> kReclaimShift != removed_after >> kReclaimShift) {
-    StreamId dead_end = meta->size == 0 ? doomed.back() : meta->stream.first_id;
-    ctx_.batch().NoteDeadRange(ColumnFamily::kSubkey, Key(EntryMember(StreamId{})),
-                               Key(EntryMember(dead_end)));
+    // Up to the new first entry, or past the last one removed: the range holds only tombstones.
+    std::string end = Key(EntryMember(meta->size == 0 ? head[removed - 1] : head[removed]));
+    if (meta->size == 0) end.push_back('\0');
+    ctx_.batch().NoteDeadRange(ColumnFamily::kSubkey, Key(EntryMember(StreamId{})), std::move(end));
   }
-  return static_cast<uint64_t>(doomed.size());
+  return removed;
 }
 
 Status StreamStore::RefreshFirstId(Metadata* meta, StreamId from) {

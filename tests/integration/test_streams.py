@@ -125,13 +125,21 @@ def test_xadd_approx_trim_keeps_at_least_threshold(rr):
     assert last[0][0] == "300-0"
 
 
-@pytest.mark.basalt_only  # Redis trims whole radix-tree nodes with ~; Basalt trims exactly
-def test_approx_trim_is_exact_in_basalt(rr):
+def test_approx_trim_takes_whole_blocks_of_100(rr):
+    # Redis trims whole radix-tree nodes of 100 entries with ~; Basalt takes whole blocks of 100
+    # from the head, the last one however short.
     for i in range(1, 21):
         rr.execute_command("XADD", "s", "MAXLEN", "~", "5", "%d-0" % i, "f", "v")
-    assert rr.execute_command("XLEN", "s") == 5
-    assert rr.execute_command("XTRIM", "s", "MAXLEN", "~", "1", "LIMIT", "2") == 2
-    assert rr.execute_command("XLEN", "s") == 3
+    assert rr.execute_command("XLEN", "s") == 20  # one partial block: nothing to take
+    assert rr.execute_command("XTRIM", "s", "MAXLEN", "~", "0") == 20  # the whole last block
+    for i in range(21, 271):
+        rr.execute_command("XADD", "s", "MAXLEN", "~", "120", "%d-0" % i, "f", "v")
+    assert rr.execute_command("XLEN", "s") == 150
+    assert rr.execute_command("XTRIM", "s", "MAXLEN", "~", "0", "LIMIT", "50") == 0
+    assert rr.execute_command("XTRIM", "s", "MAXLEN", "~", "0", "LIMIT", "120") == 100
+    assert rr.execute_command("XTRIM", "s", "MINID", "~", "260") == 0
+    assert rr.execute_command("XTRIM", "s", "MINID", "~", "999") == 50
+    assert rr.execute_command("XLEN", "s") == 0
 
 
 def test_xadd_trim_option_errors(rr):
