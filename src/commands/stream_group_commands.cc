@@ -90,6 +90,58 @@ std::string XGroupSyntaxError(CommandContext& c) {
          "'. Try XGROUP HELP.";
 }
 
+// XGROUP SETID key group id|$ [ENTRIESREAD n]
+void GroupSetId(CommandContext& c, const KeyState& state, StreamGroup group, int64_t entries_read) {
+  StreamId id = state.meta.stream.last_id;
+  if (c.arg(4) != "$") {
+    auto parsed = StreamIdArg(c, c.arg(4), 0, false);
+    if (!parsed) return;
+    id = *parsed;
+  }
+  group.last_id = id;
+  group.entries_read = entries_read;
+  StreamStore(c.ctx, c.db(), c.arg(2), state.meta.version).PutGroup(c.arg(3), group);
+  c.reply.Ok();
+  Notify(c, notify::kStream, "xgroup-setid", c.arg(2));
+}
+
+// XGROUP DESTROY key group: the group with its consumers and pending entries. The metadata write
+// (the group count) also wakes the XREADGROUP clients blocked on the key, which then fail.
+void GroupDestroy(CommandContext& c, const KeyState& state, bool exists) {
+  if (!exists) return c.reply.Integer(0);
+  StreamStore store(c.ctx, c.db(), c.arg(2), state.meta.version);
+  if (ReplyIfError(c, store.DeleteGroup(c.arg(3)))) return;
+  Metadata meta = state.meta;
+  meta.stream.groups--;
+  c.ctx.Write(c.db(), c.arg(2), meta, state);
+  c.reply.Integer(1);
+  Notify(c, notify::kStream, "xgroup-destroy", c.arg(2));
+}
+
+// XGROUP CREATECONSUMER key group consumer
+void GroupCreateConsumer(CommandContext& c, StreamGroupEditor& editor) {
+  bool created = false;
+  auto consumer = editor.Consumer(c.arg(4), true, c.ctx.now_ms(), &created);
+  if (ReplyIfError(c, consumer.status())) return;
+  if (created) {
+    editor.Flush();
+    Notify(c, notify::kStream, "xgroup-createconsumer", c.arg(2));
+  }
+  c.reply.Integer(created ? 1 : 0);
+}
+
+// XGROUP DELCONSUMER key group consumer: replies how many pending entries it took along.
+void GroupDelConsumer(CommandContext& c, StreamGroupEditor& editor) {
+  auto existing = editor.Consumer(c.arg(4), false, c.ctx.now_ms());
+  if (ReplyIfError(c, existing.status())) return;
+  if (*existing == nullptr) return c.reply.Integer(0);
+  auto pending = editor.DeleteConsumer(c.arg(4));
+  if (ReplyIfError(c, pending.status())) return;
+  editor.Flush();
+  c.reply.Integer(static_cast<int64_t>(*pending));
+  Notify(c, notify::kStream, "xgroup-delconsumer", c.arg(2));
+}
+
 void XGroupCommand(CommandContext& c) {
   const std::string sub = ToLower(c.arg(1));
   if (sub == "help" && c.argc() == 2) return XGroupHelp(c);
@@ -135,50 +187,12 @@ void XGroupCommand(CommandContext& c) {
     }
   }
   if (create && c.argc() >= 5 && c.argc() <= 8) return GroupCreate(c, state, entries_read);
+  if (setid && (c.argc() == 5 || c.argc() == 7)) return GroupSetId(c, *state, *group, entries_read);
+  if (sub == "destroy" && c.argc() == 4) return GroupDestroy(c, *state, group.has_value());
   StreamStore store(c.ctx, c.db(), key, state->meta.version);
-  if (setid && (c.argc() == 5 || c.argc() == 7)) {
-    StreamId id = state->meta.stream.last_id;
-    if (c.arg(4) != "$") {
-      auto parsed = StreamIdArg(c, c.arg(4), 0, false);
-      if (!parsed) return;
-      id = *parsed;
-    }
-    group->last_id = id;
-    group->entries_read = entries_read;
-    store.PutGroup(group_name, *group);
-    c.reply.Ok();
-    return Notify(c, notify::kStream, "xgroup-setid", key);
-  }
-  if (sub == "destroy" && c.argc() == 4) {
-    if (!group) return c.reply.Integer(0);
-    if (ReplyIfError(c, store.DeleteGroup(group_name))) return;
-    Metadata meta = state->meta;
-    meta.stream.groups--;
-    c.ctx.Write(c.db(), key, meta, *state);
-    c.reply.Integer(1);
-    return Notify(c, notify::kStream, "xgroup-destroy", key);
-  }
   StreamGroupEditor editor(store, group_name, group.value_or(StreamGroup{}));
-  if (sub == "createconsumer" && c.argc() == 5) {
-    bool created = false;
-    auto consumer = editor.Consumer(c.arg(4), true, c.ctx.now_ms(), &created);
-    if (ReplyIfError(c, consumer.status())) return;
-    if (created) {
-      editor.Flush();
-      Notify(c, notify::kStream, "xgroup-createconsumer", key);
-    }
-    return c.reply.Integer(created ? 1 : 0);
-  }
-  if (sub == "delconsumer" && c.argc() == 5) {
-    auto existing = editor.Consumer(c.arg(4), false, c.ctx.now_ms());
-    if (ReplyIfError(c, existing.status())) return;
-    if (*existing == nullptr) return c.reply.Integer(0);
-    auto pending = editor.DeleteConsumer(c.arg(4));
-    if (ReplyIfError(c, pending.status())) return;
-    editor.Flush();
-    c.reply.Integer(static_cast<int64_t>(*pending));
-    return Notify(c, notify::kStream, "xgroup-delconsumer", key);
-  }
+  if (sub == "createconsumer" && c.argc() == 5) return GroupCreateConsumer(c, editor);
+  if (sub == "delconsumer" && c.argc() == 5) return GroupDelConsumer(c, editor);
   c.reply.Error(XGroupSyntaxError(c));
 }
 
@@ -331,6 +345,8 @@ void ReplyClaimed(CommandContext& c, const std::vector<StreamEntry>& claimed, bo
 }
 
 struct ClaimOptions {
+  std::vector<StreamId> ids;
+  int64_t min_idle = 0;
   int64_t delivery_ms = -1;  // IDLE/TIME; -1: now
   int64_t retry_count = -1;
   bool force = false;
@@ -338,15 +354,12 @@ struct ClaimOptions {
   StreamId last_id;
 };
 
-// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms] [RETRYCOUNT n]
-//        [FORCE] [JUSTID] [LASTID id]
-void XClaimCommand(CommandContext& c) {
-  auto ref = LookupGroup(c, c.arg(1), c.arg(2));
-  if (!ref) return;
+// XCLAIM's IDs (up to the first argument that is not one) and options; nullopt after replying.
+std::optional<ClaimOptions> ParseClaimOptions(CommandContext& c, int64_t now) {
+  ClaimOptions opt;
   auto min_idle = IntArg(c, 4, "ERR Invalid min-idle-time argument for XCLAIM");
-  if (!min_idle) return;
-  if (*min_idle < 0) *min_idle = 0;
-  std::vector<StreamId> ids;
+  if (!min_idle) return std::nullopt;
+  opt.min_idle = std::max<int64_t>(*min_idle, 0);
   size_t j = 5;
   for (; j < c.argc(); j++) {
     StreamId id;
@@ -356,48 +369,58 @@ void XClaimCommand(CommandContext& c) {
         (dash != std::string_view::npos && !ParseStreamIdPart(arg.substr(dash + 1), &id.seq))) {
       break;
     }
-    ids.push_back(id);
+    opt.ids.push_back(id);
   }
-  const int64_t now = c.ctx.now_ms();
-  ClaimOptions opt;
   for (; j < c.argc(); j++) {
     const bool more = j + 1 < c.argc();
     const std::string& o = c.arg(j);
+    std::optional<int64_t> n;
     if (EqualsIgnoreCase(o, "force")) {
       opt.force = true;
     } else if (EqualsIgnoreCase(o, "justid")) {
       opt.justid = true;
     } else if (EqualsIgnoreCase(o, "idle") && more) {
-      auto n = IntArg(c, ++j, "ERR Invalid IDLE option argument for XCLAIM");
-      if (!n) return;
+      if (!(n = IntArg(c, ++j, "ERR Invalid IDLE option argument for XCLAIM"))) return std::nullopt;
       opt.delivery_ms = now - *n;
     } else if (EqualsIgnoreCase(o, "time") && more) {
-      auto n = IntArg(c, ++j, "ERR Invalid TIME option argument for XCLAIM");
-      if (!n) return;
+      if (!(n = IntArg(c, ++j, "ERR Invalid TIME option argument for XCLAIM"))) return std::nullopt;
       opt.delivery_ms = *n;
     } else if (EqualsIgnoreCase(o, "retrycount") && more) {
-      auto n = IntArg(c, ++j, "ERR Invalid RETRYCOUNT option argument for XCLAIM");
-      if (!n) return;
+      n = IntArg(c, ++j, "ERR Invalid RETRYCOUNT option argument for XCLAIM");
+      if (!n) return std::nullopt;
       opt.retry_count = *n;
     } else if (EqualsIgnoreCase(o, "lastid") && more) {
       auto id = StreamIdArg(c, c.arg(++j), 0, true);
-      if (!id) return;
+      if (!id) return std::nullopt;
       opt.last_id = *id;
     } else {
-      return c.reply.Error("ERR Unrecognized XCLAIM option '" + o + "'");
+      c.reply.Error("ERR Unrecognized XCLAIM option '" + o + "'");
+      return std::nullopt;
     }
   }
+  if (opt.delivery_ms < 0 || opt.delivery_ms > now) opt.delivery_ms = now;
+  return opt;
+}
+
+// XCLAIM key group consumer min-idle-time id [id ...] [IDLE ms] [TIME ms] [RETRYCOUNT n]
+//        [FORCE] [JUSTID] [LASTID id]
+void XClaimCommand(CommandContext& c) {
+  auto ref = LookupGroup(c, c.arg(1), c.arg(2));
+  if (!ref) return;
+  const int64_t now = c.ctx.now_ms();
+  auto parsed = ParseClaimOptions(c, now);
+  if (!parsed) return;
+  const ClaimOptions& opt = *parsed;
   StreamStore store(c.ctx, c.db(), c.arg(1), ref->state.meta.version);
   StreamGroupEditor editor(store, c.arg(2), ref->group);
   if (opt.last_id > editor.group().last_id) editor.group().last_id = opt.last_id;
-  if (opt.delivery_ms < 0 || opt.delivery_ms > now) opt.delivery_ms = now;
   bool created = false;
   auto consumer = editor.Consumer(c.arg(3), true, now, &created);
   if (ReplyIfError(c, consumer.status())) return;
   (*consumer)->seen_ms = now;
   if (created) Notify(c, notify::kStream, "xgroup-createconsumer", c.arg(1));
   std::vector<StreamEntry> claimed;
-  for (StreamId id : ids) {
+  for (StreamId id : opt.ids) {
     auto pending = store.GetPending(c.arg(2), id);
     if (ReplyIfError(c, pending.status())) return;
     auto entry = store.GetEntry(id);
@@ -410,7 +433,7 @@ void XClaimCommand(CommandContext& c) {
     PendingEntry p;
     if (previous) {
       p = *previous;
-      if (*min_idle != 0 && now - p.delivery_ms < *min_idle) continue;
+      if (opt.min_idle != 0 && now - p.delivery_ms < opt.min_idle) continue;
     } else if (opt.force) {
       p = PendingEntry{id, now, 1, ""};
     } else {

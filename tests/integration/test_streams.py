@@ -837,6 +837,39 @@ def test_xreadgroup_block_unblocked_by_group_destroy(server, r, rr):
     assert box.get("error", "").startswith("NOGROUP")
 
 
+def test_group_readers_are_served_in_the_order_they_blocked(start_server, target):
+    # One worker, so that the waiters are woken in the order they blocked; across workers
+    # Basalt's wake-ups race (the first to run takes the entry), as for the list pops.
+    srv = start_server(args={"workers": "1"} if target == "basalt" else None)
+    r = srv.client()
+    r.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    first, first_box = blocking_call(srv, "XREADGROUP", "GROUP", "g", "c1", "COUNT", 1, "BLOCK",
+                                     5000, "STREAMS", "s", ">")
+    wait_blocked(r, 1)
+    second, second_box = blocking_call(srv, "XREADGROUP", "GROUP", "g", "c2", "COUNT", 1,
+                                       "BLOCK", 5000, "STREAMS", "s", ">")
+    wait_blocked(r, 2)
+    r.execute_command("XADD", "s", "1-1", "f", "v")
+    first.join(6)
+    assert first_box["reply"] == [["s", [("1-1", {"f": "v"})]]]
+    assert int(r.info("clients")["blocked_clients"]) == 1
+    r.execute_command("XADD", "s", "2-1", "f", "w")
+    second.join(6)
+    assert second_box["reply"] == [["s", [("2-1", {"f": "w"})]]]
+
+
+@pytest.mark.basalt_only  # 7.2 runs the command again (NOGROUP); 7.0 replied -UNBLOCKED
+def test_xreadgroup_block_fails_when_the_stream_is_deleted(server, r, rr):
+    rr.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    t, box = blocking_call(server, "XREADGROUP", "GROUP", "g", "c", "BLOCK", 0, "STREAMS", "s",
+                           ">")
+    wait_blocked(r)
+    rr.execute_command("DEL", "s")
+    t.join(5)
+    assert box.get("error") == ("NOGROUP No such key 's' or consumer group 'g' in XREADGROUP "
+                                "with GROUP option")
+
+
 # ---------------------------------------------------------------- restart
 
 
