@@ -253,10 +253,6 @@ void StreamStore::DeleteEntry(StreamId id) {
   ctx_.batch().Delete(ColumnFamily::kSubkey, Key(EntryMember(id)));
 }
 
-// How many entries go from a stream's head between notes of the dead range in front of it to
-// the engine's reclaimer (as list pops note theirs): 4,096.
-constexpr unsigned kReclaimShift = 12;
-
 StatusOr<uint64_t> StreamStore::TrimHead(Metadata* meta, std::optional<uint64_t> max_len,
                                          std::optional<StreamId> min_id, bool approx,
                                          uint64_t limit) {
@@ -282,17 +278,11 @@ StatusOr<uint64_t> StreamStore::TrimHead(Metadata* meta, std::optional<uint64_t>
     removed = candidates / kStreamNodeEntries * kStreamNodeEntries;
   }
   if (removed == 0) return uint64_t{0};
-  const uint64_t removed_before = meta->stream.entries_added - meta->size;
+  // Tombstones: the reads seek past them to the first ID, and once flushed they make their file
+  // deletion-dense, which RocksDB's compact-on-deletion collector compacts early.
   for (uint64_t i = 0; i < removed; i++) DeleteEntry(head[i]);
   meta->size -= removed;
   meta->stream.first_id = meta->size == 0 ? StreamId{} : head[removed];
-  const uint64_t removed_after = meta->stream.entries_added - meta->size;
-  if (removed_before >> kReclaimShift != removed_after >> kReclaimShift) {
-    // Up to the new first entry, or past the last one removed: the range holds only tombstones.
-    std::string end = Key(EntryMember(meta->size == 0 ? head[removed - 1] : head[removed]));
-    if (meta->size == 0) end.push_back('\0');
-    ctx_.batch().NoteDeadRange(ColumnFamily::kSubkey, Key(EntryMember(StreamId{})), std::move(end));
-  }
   return removed;
 }
 

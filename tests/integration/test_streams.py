@@ -944,3 +944,27 @@ def test_groups_reach_the_replica_and_a_promoted_replica_continues(start_server,
     assert ids(got[0][1]) == ["3-1", "4-1"]
     assert r.execute_command("XPENDING", "s", "g") == [3, "2-1", "4-1", [["b", "1"],
                                                                        ["c", "2"]]]
+
+
+# ---------------------------------------------------------------- storage
+
+
+@pytest.mark.basalt_only  # how Basalt's files hold a stream
+def test_trimmed_head_leaves_the_files_without_being_asked(r):
+    """A trim writes a tombstone per entry; flushed, they make their file deletion-dense, and
+    RocksDB's compact-on-deletion collector compacts it without COMPACT, so a queue that trims
+    as it adds does not keep its dead entries on disk (docs/encoding.md, Streams)."""
+    from test_collection_storage import compact_and_wait, stored_members
+    compact_and_wait(r)
+    n = 20000
+    p = r.pipeline(transaction=False)
+    for i in range(1, n + 1):
+        p.execute_command("XADD", "q", "%d-1" % i, "f", "v" * 20)
+    p.execute()
+    compact_and_wait(r)
+    assert stored_members(r) == n
+    assert r.execute_command("XTRIM", "q", "MAXLEN", 10) == n - 10
+    r.execute_command("SAVE")  # flushes the memtables (the trim's tombstones); no compaction runs
+    assert wait_until(lambda: stored_members(r) == 10, timeout=30), stored_members(r)
+    assert [e[0] for e in r.execute_command("XRANGE", "q", "-", "+")] == [
+        "%d-1" % i for i in range(n - 9, n + 1)]
