@@ -260,6 +260,10 @@ StatusOr<uint64_t> StreamStore::TrimHead(Metadata* meta, std::optional<uint64_t>
   const uint64_t cap = limit != 0 ? std::min(limit, meta->size) : meta->size;
   uint64_t want = cap;
   if (max_len) want = std::min(cap, meta->size > *max_len ? meta->size - *max_len : 0);
+  if (min_id && meta->stream.first_id >= *min_id) want = 0;
+  // A `~` trim that cannot take a whole block reads nothing: a producer trimming on every XADD
+  // reads the head once per block, not once per entry.
+  if (approx && want < kStreamNodeEntries && want != meta->size && !min_id) want = 0;
   if (want == 0) return uint64_t{0};
   // The IDs from the head: the candidates and the entry after them, which becomes the first.
   std::vector<StreamId> head;
