@@ -154,7 +154,8 @@ class StreamGroupEditor {
   const std::string& name() const { return name_; }
   StreamGroup& group() { return group_; }
   // The consumer `name`, created (seen now, never active) when absent and `create`; nullptr when
-  // absent and not created. *created says whether this call created it.
+  // absent and not created. *created says whether this call created it. The record is read once
+  // per editor, and the pointer stays valid for the editor's life; Flush() writes it back.
   StatusOr<StreamConsumer*> Consumer(std::string_view name, bool create, int64_t now_ms,
                                      bool* created = nullptr);
   // Removes the consumer and its pending entries; returns how many pending entries it had.
