@@ -276,10 +276,29 @@ def test_random_stream_commands_match_redis(pair, seed):
     p = pair(seed)
     p.check(["FLUSHALL"])
     for step in range(N_COMMANDS):
-        p.check(g.pick())
+        if g.r.random() < 0.05:
+            p.pipeline(burst(g, g.r.randint(2, 8)))  # one write: Basalt's write groups
+        else:
+            p.check(g.pick())
         if step % 400 == 399:
             p.compare_all()
     p.compare_all()
+
+
+def burst(g, n):
+    """Commands for one pipelined write: none whose reply needs normalizing, and the consumers
+    created up front as Pair.check does."""
+    out = []
+    while len(out) < n:
+        args = g.pick()
+        if args[0] == "XINFO" or (args[0] == "XPENDING" and len(args) > 3):
+            continue
+        if args[0] in ("XCLAIM", "XAUTOCLAIM"):
+            out.append(["XGROUP", "CREATECONSUMER", args[1], args[2], args[3]])
+        if args[0] == "XREADGROUP":
+            out.append(["XGROUP", "CREATECONSUMER", args[-2], args[2], args[3]])
+        out.append(args)
+    return out
 
 
 def test_pipelined_adds_trims_and_group_reads_match_redis(pair):
