@@ -195,6 +195,7 @@ const std::vector<CommandSpec>& HashCommands();
 const std::vector<CommandSpec>& SetCommands();
 const std::vector<CommandSpec>& ListCommands();
 const std::vector<CommandSpec>& ZsetCommands();
+const std::vector<CommandSpec>& StreamCommands();
 const std::vector<CommandSpec>& BlockingListCommands();
 const std::vector<CommandSpec>& BitmapCommands();
 const std::vector<CommandSpec>& HllCommands();

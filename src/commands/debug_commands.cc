@@ -128,6 +128,9 @@ StatusOr<Digest> ValueDigest(CommandContext& c, int db, const std::string& key, 
     case RedisType::kZset:
       read = {"zrange", key, "0", "-1", "withscores"};
       break;
+    case RedisType::kStream:
+      read = {"xrange", key, "-", "+"};
+      break;
     default:
       return Status::InvalidArgument("unknown type");
   }
@@ -227,6 +230,9 @@ void DebugObject(CommandContext& c) {
       break;
     case RedisType::kHash:
       read = {"hgetall", c.arg(2)};
+      break;
+    case RedisType::kStream:
+      read = {"xrange", c.arg(2), "-", "+"};
       break;
     default:
       read = {"zrange", c.arg(2), "0", "-1", "withscores"};

@@ -143,6 +143,8 @@ StatusOr<std::string> ObjectEncoding(CommandContext& c, int db, std::string_view
       return SetEncoding(c, db, key, state.meta);
     case RedisType::kZset:
       return ZsetEncoding(c, db, key, state.meta);
+    case RedisType::kStream:
+      return std::string("stream");
     default:
       return StringValueEncoding(state);
   }

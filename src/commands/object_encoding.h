@@ -5,8 +5,8 @@
 // through the thresholds (hash-max-listpack-entries, set-max-intset-entries, ...), so the name
 // is the encoding Redis 7.2 gives a value of this content under the current thresholds:
 // strings int/embstr/raw; hashes listpack/hashtable; sets intset/listpack/hashtable; sorted sets
-// listpack/skiplist; lists listpack/quicklist. Redis keeps a converted collection converted
-// when it shrinks again (except lists); this name follows the content only.
+// listpack/skiplist; lists listpack/quicklist; streams stream. Redis keeps a converted collection
+// converted when it shrinks again (except lists); this name follows the content only.
 #pragma once
 
 #include <string>

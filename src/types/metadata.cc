@@ -27,6 +27,8 @@ const char* RedisTypeName(RedisType type) {
       return "set";
     case RedisType::kZset:
       return "zset";
+    case RedisType::kStream:
+      return "stream";
     case RedisType::kNone:
       break;
   }
@@ -88,6 +90,15 @@ void Metadata::EncodeTo(std::string* out_string) const {
   if (type == RedisType::kString) out.reserve(n + value.size());
   out.append(fixed, n);
   if (segmented_string) return;
+  if (type == RedisType::kStream) {
+    for (const StreamId& id : {stream.last_id, stream.first_id, stream.max_deleted_id}) {
+      PutFixed64(&out, id.ms);
+      PutFixed64(&out, id.seq);
+    }
+    PutFixed64(&out, stream.entries_added);
+    PutFixed64(&out, stream.groups);
+    return;
+  }
   if (type == RedisType::kString) {
     out.append(value);
     return;
@@ -118,7 +129,7 @@ bool Metadata::DecodeHeader(std::string_view in, RedisType* type, int64_t* expir
   uint64_t expire;
   if (!GetFixed8(&in, &flags) || !GetFixed64(&in, &expire)) return false;
   uint8_t t = flags & 0x0f;
-  if (t < static_cast<uint8_t>(RedisType::kString) || t > static_cast<uint8_t>(RedisType::kZset))
+  if (t < static_cast<uint8_t>(RedisType::kString) || t > static_cast<uint8_t>(RedisType::kStream))
     return false;
   *type = static_cast<RedisType>(t);
   *expire_ms = static_cast<int64_t>(expire);
@@ -127,6 +138,7 @@ bool Metadata::DecodeHeader(std::string_view in, RedisType* type, int64_t* expir
 
 bool Metadata::Decode(std::string_view in) {
   if (!DecodeHeader(in, &type, &expire_ms)) return false;
+  stream = StreamCounters();
   uint8_t flags = static_cast<uint8_t>(in[0]);
   encoding = static_cast<StringEncoding>((flags >> 4) & 0x03);
   segmented = type == RedisType::kString && (flags & kSegmentedFlag) != 0;
@@ -144,6 +156,12 @@ bool Metadata::Decode(std::string_view in) {
     if (!GetFixed64(&in, &list_head) || !GetFixed64(&in, &list_tail)) return false;
   }
   zset.Clear();
+  if (type == RedisType::kStream) {
+    for (StreamId* id : {&stream.last_id, &stream.first_id, &stream.max_deleted_id}) {
+      if (!GetFixed64(&in, &id->ms) || !GetFixed64(&in, &id->seq)) return false;
+    }
+    return GetFixed64(&in, &stream.entries_added) && GetFixed64(&in, &stream.groups) && in.empty();
+  }
   if (type == RedisType::kZset && !in.empty()) {
     ZsetEnd& zset_low = zset.mutable_end(false);
     ZsetEnd& zset_high = zset.mutable_end(true);

@@ -8,6 +8,8 @@
 //                    version(8) | length(8) | segment shift(1)
 //       collection : body = version(8) | size(8) [| list head(8) | list tail(8)]
 //       zset       : body = version(8) | size(8) [| low len(4) | low | high len(4) | high]
+//       stream     : body = version(8) | size(8) | last id(16) | first id(16) |
+//                    max deleted id(16) | entries added(8) | groups(8)
 //   subkey key     : db(1) | len(4) | user key | version(8) | member
 //   expire key     : expire ms(8) | db(1) | user key      value: flush epoch(8)
 //   counters key   : "keys" | db(1), "expires" | db(1)    value: int64 (merge: add)
@@ -33,6 +35,7 @@ enum class RedisType : uint8_t {
   kList = 3,
   kSet = 4,
   kZset = 5,
+  kStream = 6,
 };
 
 const char* RedisTypeName(RedisType type);
@@ -86,6 +89,25 @@ class ZsetEnds {
   std::shared_ptr<Both> ends_;
 };
 
+// A stream entry ID: milliseconds and sequence number, ordered as a pair.
+struct StreamId {
+  uint64_t ms = 0;
+  uint64_t seq = 0;
+  auto operator<=>(const StreamId&) const = default;
+  bool IsZero() const { return ms == 0 && seq == 0; }
+};
+
+// What a stream's metadata holds besides its version and length (docs/encoding.md, Streams):
+// Redis's counters, kept exactly as Redis keeps them.
+struct StreamCounters {
+  StreamId last_id;         // the greatest ID ever added or set: the floor of the next XADD
+  StreamId first_id;        // the smallest live entry's ID; 0-0 when the stream is empty
+  StreamId max_deleted_id;  // the greatest ID XDEL removed
+  uint64_t entries_added = 0;
+  uint64_t groups = 0;
+  bool operator==(const StreamCounters&) const = default;
+};
+
 struct Metadata {
   RedisType type = RedisType::kNone;
   StringEncoding encoding = StringEncoding::kAuto;
@@ -102,6 +124,7 @@ struct Metadata {
   // Sorted sets: what the pops from each end of the score index left there, so that the next
   // scan from that end seeks past the tombstones of earlier pops instead of stepping over them.
   ZsetEnds zset;
+  StreamCounters stream;  // streams only
 
   bool IsCollection() const { return type != RedisType::kString && type != RedisType::kNone; }
   // Whether entries in `subkey` belong to this key (under its version).

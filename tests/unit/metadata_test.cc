@@ -264,7 +264,7 @@ TEST(MetadataTest, DecodeHeaderRejectsGarbage) {
 TEST(MetadataTest, DecodeHeaderRejectsUnknownTypes) {
   RedisType type;
   int64_t expire;
-  for (int t : {0, 6, 7, 15}) {
+  for (int t : {0, 7, 8, 15}) {
     std::string v;
     PutFixed8(&v, static_cast<uint8_t>(t));
     PutFixed64(&v, 0);
@@ -273,6 +273,33 @@ TEST(MetadataTest, DecodeHeaderRejectsUnknownTypes) {
     Metadata d;
     EXPECT_FALSE(d.Decode(v)) << "type " << t;
   }
+}
+
+TEST(MetadataTest, StreamCountersRoundTripAndMustBeWhole) {
+  Metadata m;
+  m.type = RedisType::kStream;
+  m.expire_ms = 1234;
+  m.version = 42;
+  m.size = 3;
+  m.stream.last_id = {UINT64_MAX, 7};
+  m.stream.first_id = {5, 1};
+  m.stream.max_deleted_id = {6, 0};
+  m.stream.entries_added = 9;
+  m.stream.groups = 2;
+  std::string encoded = m.Encode();
+  EXPECT_EQ(encoded.size(), 9u + 16u + 3 * 16u + 16u);
+  Metadata d;
+  ASSERT_TRUE(d.Decode(encoded));
+  EXPECT_EQ(d, m);
+  for (size_t len = 9 + 16; len < encoded.size(); len++) {
+    EXPECT_FALSE(d.Decode(std::string_view(encoded.data(), len))) << len;
+  }
+  EXPECT_FALSE(d.Decode(encoded + "x"));
+  // Another type's decode into the same object leaves no stream counters behind.
+  Metadata hash;
+  hash.type = RedisType::kHash;
+  ASSERT_TRUE(d.Decode(hash.Encode()));
+  EXPECT_EQ(d.stream, StreamCounters());
 }
 
 TEST(MetadataTest, ExpiredAt) {
@@ -290,6 +317,7 @@ TEST(MetadataTest, TypeNames) {
   EXPECT_STREQ(RedisTypeName(RedisType::kList), "list");
   EXPECT_STREQ(RedisTypeName(RedisType::kSet), "set");
   EXPECT_STREQ(RedisTypeName(RedisType::kZset), "zset");
+  EXPECT_STREQ(RedisTypeName(RedisType::kStream), "stream");
   EXPECT_STREQ(RedisTypeName(RedisType::kNone), "none");
 }
 

@@ -9,6 +9,8 @@ producer adds:
   zset-rising  ZADD pq <n+1> m<n>   + ZPOPMIN pq  (scheduled jobs: rising timestamps)
   zset-random  ZADD pq <random> m   + ZPOPMIN pq  (a priority queue: most adds land below the
                                                    point the pops have reached)
+  stream       XADD s MAXLEN ~ <fill> * f x + XREADGROUP GROUP g c COUNT 1 NOACK STREAMS s >
+                                                  (a trimmed log read through a consumer group)
 
 A disk-backed server's pops leave tombstones where the queue used to start; these patterns show
 whether later pops step over them. The figure is the server's own CPU time (/proc/<pid>/stat)
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from benchlib import basalt_server, load_average, markdown_table, median, redis_server
 
-PATTERNS = ("list", "zset-rising", "zset-random")
+PATTERNS = ("list", "zset-rising", "zset-random", "stream")
 
 
 def fill(client, pattern, n, rnd):
@@ -35,6 +37,9 @@ def fill(client, pattern, n, rnd):
         chunk = range(start, min(n, start + 1000))
         if pattern == "list":
             client.call("RPUSH", "q", *["v%d" % i for i in chunk])
+        elif pattern == "stream":
+            for i in chunk:
+                client.call("XADD", "s", "*", "f", "v%d" % i)
         else:
             args = []
             for i in chunk:
@@ -43,9 +48,12 @@ def fill(client, pattern, n, rnd):
             client.call("ZADD", "pq", *args)
 
 
-def pair(pattern, i, rnd):
+def pair(pattern, i, rnd, fill_n):
     if pattern == "list":
         return [["LPUSH", "q", "x"], ["RPOP", "q"]]
+    if pattern == "stream":
+        return [["XADD", "s", "MAXLEN", "~", fill_n, "*", "f", "x"],
+                ["XREADGROUP", "GROUP", "g", "c", "COUNT", 1, "NOACK", "STREAMS", "s", ">"]]
     score = (10 ** 6 + i) if pattern == "zset-rising" else rnd.randrange(10 ** 6)
     return [["ZADD", "pq", score, "m%d" % rnd.randrange(10 ** 6)], ["ZPOPMIN", "pq"]]
 
@@ -56,12 +64,14 @@ def measure(server, pattern, pairs, fill_n, commands, seed):
     c = server.client()
     c.call("FLUSHALL")
     fill(c, pattern, fill_n, rnd)
+    if pattern == "stream":
+        c.call("XGROUP", "CREATE", "s", "g", "0")
     time.sleep(0.3)  # let a flush started by the fill settle
     cpu0, t0, sent, i = server.cpu_seconds(), time.time(), 0, 0
     while sent < commands:
         batch = []
         for _ in range(pairs):
-            batch += pair(pattern, i, rnd)
+            batch += pair(pattern, i, rnd, fill_n)
             i += 1
         c.pipeline(batch)
         sent += len(batch)

@@ -6,7 +6,7 @@
 
 Each iteration starts the server on the same data directory (durability `sync`, `lazy`, or
 alternating with `both`), runs writer clients that do SETs (new keys, plus one key they keep
-overwriting), HSET fields, RPUSHes, ZADDs, SADDs and MULTI/EXEC blocks touching six keys of
+overwriting), HSET fields, RPUSHes, ZADDs, SADDs, XADDs and MULTI/EXEC blocks touching six keys of
 those kinds, one at a time or pipelined up to 8 at once, records every acknowledged write with the time its reply arrived, and SIGKILLs the
 server at a random moment. After the restart it checks, per writer:
 
@@ -18,7 +18,7 @@ server at a random moment. After the restart it checks, per writer:
     the background fsync itself) before the kill is among them;
 
 and, for the whole database, that every collection's stored size (HLEN, LLEN, ZCARD, SCARD)
-equals its member count (HKEYS, LRANGE, ZRANGE, SMEMBERS) and DBSIZE equals the number of keys
+equals its member count (HKEYS, LRANGE, ZRANGE, SMEMBERS, XRANGE) and DBSIZE equals the number of keys
 SCAN finds. Lost writes (lazy mode only) are removed from the model and the next iteration
 continues on the same data. Needs only the Python standard library; exits non-zero on the
 first inconsistency, printing it and the server's log tail. docs/reliability.md records the
@@ -231,6 +231,10 @@ def make_op(ns, seq, rng):
     if roll < 0.88:
         key, member = ns + "s%d" % rng.randrange(10), "m%d" % seq
         return Op("sadd", seq, key, member, None, [("SADD", key, member)])
+    if roll < 0.93:
+        # A writer's sequence numbers only grow, so they make valid explicit IDs in its streams.
+        key, entry_id = ns + "x%d" % rng.randrange(5), "%d-1" % seq
+        return Op("xadd", seq, key, entry_id, value, [("XADD", key, entry_id, "f", value)])
     k = tx_keys(ns)
     commands = [("MULTI",), ("SET", k["str"] % seq, value), ("HSET", k["hash"], "f%d" % seq, seq),
                 ("RPUSH", k["list"], seq), ("ZADD", k["zset"], seq, "m%d" % seq),
@@ -250,6 +254,8 @@ def apply_op(state, op, ns):
         state.setdefault(op.key, {})[op.member] = float(op.value)
     elif op.kind == "sadd":
         state.setdefault(op.key, set()).add(op.member)
+    elif op.kind == "xadd":
+        state.setdefault(op.key, []).append((op.member, op.value))
     else:
         k, seq = tx_keys(ns), op.seq
         state[op.key] = op.value
@@ -273,6 +279,8 @@ def op_present(stored, op):
         return isinstance(v, list) and op.value in v
     if op.kind == "zadd":
         return isinstance(v, dict) and v.get(op.member) == float(op.value)
+    if op.kind == "xadd":
+        return isinstance(v, list) and (op.member, op.value) in v
     return isinstance(v, set) and op.member in v
 
 
@@ -316,8 +324,9 @@ class Writer(threading.Thread):
 # Verification
 # ---------------------------------------------------------------------------------------------
 READERS = {"string": ("GET",), "hash": ("HGETALL",), "list": ("LRANGE", 0, -1),
-           "zset": ("ZRANGE", 0, -1, "WITHSCORES"), "set": ("SMEMBERS",)}
-SIZES = {"hash": "HLEN", "list": "LLEN", "zset": "ZCARD", "set": "SCARD"}
+           "zset": ("ZRANGE", 0, -1, "WITHSCORES"), "set": ("SMEMBERS",),
+           "stream": ("XRANGE", "-", "+")}
+SIZES = {"hash": "HLEN", "list": "LLEN", "zset": "ZCARD", "set": "SCARD", "stream": "XLEN"}
 
 
 def scan_keys(conn):
@@ -354,6 +363,8 @@ def read_database(conn):
                 value = {m: float(s) for m, s in zip(value[::2], value[1::2])}
             elif t == "set":
                 value = set(value)
+            elif t == "stream":
+                value = [(entry_id, fields[1]) for entry_id, fields in value]
             if t != "string" and size != len(value):
                 raise AssertionError("%s %r: stored size %d but %d members"
                                      % (t, k, size, len(value)))
