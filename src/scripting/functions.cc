@@ -94,11 +94,19 @@ std::string Functions::FunctionCollision(const FunctionLibrary& library,
   return "";
 }
 
+void Functions::PublishCounts() {
+  server_->function_libraries.store(static_cast<int64_t>(libraries_.size()),
+                                    std::memory_order_relaxed);
+  server_->functions.store(static_cast<int64_t>(function_library_.size()),
+                           std::memory_order_relaxed);
+}
+
 void Functions::Link(FunctionLibrary library) {
   for (const RegisteredFunction& fn : library.functions)
     function_library_[ToLower(fn.name)] = library.name;
   std::string name = library.name;
   libraries_[name] = std::move(library);
+  PublishCounts();
 }
 
 void Functions::Unlink(const std::string& name) {
@@ -110,6 +118,7 @@ void Functions::Unlink(const std::string& name) {
   }
   engine_.Release(it->second.functions);
   libraries_.erase(it);
+  PublishCounts();
 }
 
 StatusOr<std::string> Functions::Load(Context& ctx, const std::string& code, bool replace) {
@@ -149,6 +158,7 @@ void Functions::Flush(Context& ctx) {
     ctx.batch().Delete(ColumnFamily::kPropagate, PersistKey(name));
   libraries_.clear();
   function_library_.clear();
+  PublishCounts();
   // A fresh interpreter frees everything the libraries held, callbacks and their upvalues.
   engine_.Reset();
 }
@@ -395,6 +405,7 @@ Status Functions::ReloadPersisted() {
     std::lock_guard<std::mutex> lock(mu_);
     libraries_.clear();
     function_library_.clear();
+    PublishCounts();
     engine_.Reset();
   }
   return LoadPersisted();

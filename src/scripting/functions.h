@@ -74,6 +74,7 @@ class Functions {
                                 const std::vector<std::string>& ignore) const;
   // Requires mu_.
   void Link(FunctionLibrary library);
+  void PublishCounts();
   void Unlink(const std::string& name);
   // A library from disk or a master: it replaces its namesake and any library it collides with.
   void Install(std::string_view name, std::string_view code);

@@ -346,6 +346,16 @@ def test_stats(c, c3):
     assert dict_of(dict_of(stats["engines"])["LUA"])["functions_count"] == (":", 3)
 
 
+def test_info_memory_counts_functions_and_libraries(server, c):
+    c.call("FUNCTION", "LOAD", lib("l1", "f1", "f2"))
+    c.call("FUNCTION", "LOAD", lib("l2", "f3"))
+    info = server.client().info("memory")
+    assert (info["number_of_libraries"], info["number_of_functions"]) == (2, 3)
+    c.call("FUNCTION", "DELETE", "l1")
+    info = server.client().info("memory")
+    assert (info["number_of_libraries"], info["number_of_functions"]) == (1, 1)
+
+
 def test_help_and_unknown_subcommand(c):
     reply = c.call("FUNCTION", "HELP")
     assert reply[0] == "*" and reply[1][0][1].startswith(b"FUNCTION <subcommand>")
