@@ -174,17 +174,28 @@ std::string Functions::Dump() {
   return payload;
 }
 
-Status Functions::Restore(Context& ctx, std::string_view payload, RestorePolicy policy) {
-  uint16_t version;
-  std::string_view body;
-  if (!rdb::VerifyDumpPayload(payload, &version, &body))
-    return Status::RedisError("ERR DUMP payload version or checksum are wrong");
-  // Every library of the payload is compiled before anything changes; on any error they are
-  // all released and the registry is as it was.
+namespace {
+
+// The message of a clash between `library` and the libraries read before it from the same
+// payload; empty if none.
+std::string ClashWithinPayload(const std::vector<FunctionLibrary>& earlier,
+                               const FunctionLibrary& library) {
+  for (const FunctionLibrary& other : earlier) {
+    if (other.name == library.name) return "ERR Library '" + other.name + "' already exists";
+    for (const RegisteredFunction& fn : library.functions) {
+      for (const RegisteredFunction& seen : other.functions) {
+        if (EqualsIgnoreCase(fn.name, seen.name))
+          return "ERR Function " + fn.name + " already exists";
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+StatusOr<std::vector<FunctionLibrary>> Functions::CompilePayload(std::string_view body) {
   std::vector<FunctionLibrary> incoming;
-  auto release_incoming = [this, &incoming] {
-    for (const FunctionLibrary& library : incoming) engine_.Release(library.functions);
-  };
   std::string error;
   rdb::Reader reader(body);
   while (reader.remaining() > 0 && error.empty()) {
@@ -204,49 +215,57 @@ Status Functions::Restore(Context& ctx, std::string_view payload, RestorePolicy 
         error = library.status().ToReplyText();
         break;
       }
-      for (const FunctionLibrary& other : incoming) {
-        if (other.name == library->name) error = "ERR Library '" + other.name + "' already exists";
-        for (const RegisteredFunction& fn : library->functions) {
-          for (const RegisteredFunction& seen : other.functions) {
-            if (error.empty() && EqualsIgnoreCase(fn.name, seen.name))
-              error = "ERR Function " + fn.name + " already exists";
-          }
-        }
-      }
+      error = ClashWithinPayload(incoming, *library);
       incoming.push_back(std::move(*library));
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  // The libraries that go: all of them for FLUSH, the namesakes of incoming ones for REPLACE.
-  std::vector<std::string> leaving;
-  for (const FunctionLibrary& library : incoming) {
-    if (!error.empty()) break;
-    if (policy == RestorePolicy::kFlush) break;
-    if (!libraries_.count(library.name)) continue;
-    if (policy == RestorePolicy::kAppend) {
-      error = "ERR Library " + library.name + " already exists";
-    } else {
-      leaving.push_back(library.name);
+  if (error.empty()) return incoming;
+  for (const FunctionLibrary& library : incoming) engine_.Release(library.functions);
+  return Status::RedisError(error);
+}
+
+std::string Functions::RestoreConflict(const std::vector<FunctionLibrary>& incoming,
+                                       RestorePolicy policy, std::vector<std::string>* leaving) {
+  if (policy == RestorePolicy::kFlush) {
+    for (const auto& [name, library] : libraries_) leaving->push_back(name);
+  } else {
+    for (const FunctionLibrary& library : incoming) {
+      if (!libraries_.count(library.name)) continue;
+      if (policy == RestorePolicy::kAppend)
+        return "ERR Library " + library.name + " already exists";
+      leaving->push_back(library.name);
     }
   }
-  if (policy == RestorePolicy::kFlush) {
-    for (const auto& [name, library] : libraries_) leaving.push_back(name);
-  }
   for (const FunctionLibrary& library : incoming) {
-    if (!error.empty()) break;
-    error = FunctionCollision(library, leaving);
+    std::string collision = FunctionCollision(library, *leaving);
+    if (!collision.empty()) return collision;
   }
+  return "";
+}
+
+Status Functions::Restore(Context& ctx, std::string_view payload, RestorePolicy policy) {
+  uint16_t version;
+  std::string_view body;
+  if (!rdb::VerifyDumpPayload(payload, &version, &body))
+    return Status::RedisError("ERR DUMP payload version or checksum are wrong");
+  // Every library of the payload is compiled and every clash checked before anything changes;
+  // on any error the new libraries are released and the registry is as it was.
+  auto incoming = CompilePayload(body);
+  if (!incoming.ok()) return incoming.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> leaving;  // all libraries for FLUSH, the namesakes for REPLACE
+  std::string error = RestoreConflict(*incoming, policy, &leaving);
   if (!error.empty()) {
-    release_incoming();
+    for (const FunctionLibrary& library : *incoming) engine_.Release(library.functions);
     return Status::RedisError(error);
   }
   for (const std::string& name : leaving) {
-    bool kept = std::any_of(incoming.begin(), incoming.end(),
+    bool kept = std::any_of(incoming->begin(), incoming->end(),
                             [&name](const FunctionLibrary& l) { return l.name == name; });
     if (!kept) ctx.batch().Delete(ColumnFamily::kPropagate, PersistKey(name));
     Unlink(name);
   }
-  for (FunctionLibrary& library : incoming) {
+  for (FunctionLibrary& library : *incoming) {
     ctx.batch().Put(ColumnFamily::kPropagate, PersistKey(library.name), library.code);
     Link(std::move(library));
   }

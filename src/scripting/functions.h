@@ -68,6 +68,12 @@ class Functions {
  private:
   // Parses the metadata and runs the library's code; the registry is not touched.
   StatusOr<FunctionLibrary> Compile(const std::string& code, int64_t timeout_ms);
+  // Reads and compiles every library of a verified DUMP payload's body; on error none stays.
+  StatusOr<std::vector<FunctionLibrary>> CompilePayload(std::string_view body);
+  // Why `incoming` cannot be restored with `policy`, as Redis's error (empty if it can), and
+  // the libraries it makes leave. Requires mu_.
+  std::string RestoreConflict(const std::vector<FunctionLibrary>& incoming, RestorePolicy policy,
+                              std::vector<std::string>* leaving);
   // The first of `library`'s functions that a library other than those named in `ignore` has,
   // as Redis's error; empty if none. Requires mu_.
   std::string FunctionCollision(const FunctionLibrary& library,
