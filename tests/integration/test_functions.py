@@ -364,6 +364,29 @@ def test_help_and_unknown_subcommand(c):
         "ERR wrong number of arguments for 'function|delete' command")
 
 
+def test_acl_applies_inside_functions(server, c):
+    c.call("FUNCTION", "LOAD", LIB)
+    assert c.call("ACL", "SETUSER", "fu", "on", "nopass", "~*", "+fcall", "+get") == OK
+    try:
+        with RawConn(server.port) as limited:
+            assert limited.call("AUTH", "fu", "x") == OK
+            assert err(limited, "FCALL", "setit", "1", "k", "v") == (
+                "ERR The user executing the script can't run this command or subcommand "
+                "script: setit, on @user_function:2.")
+            assert err(limited, "FUNCTION", "LIST") == (
+                "NOPERM this user has no permissions to run the 'function|list' command")
+            assert limited.call("FCALL", "getit", "1", "k") == ("$", None)
+    finally:
+        c.call("ACL", "DELUSER", "fu")
+
+
+def test_load_and_call_in_one_transaction(c):
+    assert c.call("MULTI") == OK
+    assert c.call("FUNCTION", "LOAD", lib("tx", "in_tx")) == ("+", b"QUEUED")
+    assert c.call("FCALL", "in_tx", "0") == ("+", b"QUEUED")
+    assert c.call("EXEC") == ("*", [("$", b"tx"), ("$", b"in_tx")])
+
+
 def test_functions_are_refused_from_scripts(c):
     assert err(c, "EVAL", "return redis.call('function', 'list')", "0").startswith(
         "ERR This Redis command is not allowed from script")
