@@ -38,6 +38,12 @@ def lib(name, *functions):
     return "#!lua name=%s\n%s" % (name, body)
 
 
+def no_writes_lib(name, function):
+    """A library with one no-writes function returning the library's name."""
+    return ("#!lua name=%s\nredis.register_function{function_name='%s', callback=function()"
+            " return '%s' end, flags={'no-writes'}}" % (name, function, name))
+
+
 @pytest.fixture
 def c(server, r):
     """Raw RESP2 connection on a flushed server without libraries."""
@@ -604,6 +610,16 @@ def test_libraries_survive_restart(start_server):
     srv.start(retries=0)
     with RawConn(srv.port) as conn:
         assert conn.call("FUNCTION", "LIST") == ("*", [])
+        conn.call("FUNCTION", "LOAD", lib("dumped", "d1"))
+        payload = raw_dump(conn)
+        conn.call("FUNCTION", "LOAD", "REPLACE", lib("dumped", "d2"))
+        conn.call("FUNCTION", "LOAD", lib("dropped", "x"))
+        assert conn.call("FUNCTION", "RESTORE", payload, "FLUSH") == OK
+    srv.restart()
+    with RawConn(srv.port) as conn:
+        assert conn.call("FCALL", "d1", "0") == ("$", b"d1")
+        assert err(conn, "FCALL", "d2", "0") == "ERR Function not found"
+        assert err(conn, "FCALL", "x", "0") == "ERR Function not found"
 
 
 def test_libraries_reach_replicas(start_server, target):
@@ -634,9 +650,24 @@ def test_libraries_reach_replicas(start_server, target):
             "READONLY You can't write against a read only replica.")
         assert err(s, "FUNCTION", "FLUSH") == "READONLY You can't write against a read only replica."
     with RawConn(master.port) as m:
+        # A RESTORE REPLACE that swaps functions between two libraries.
+        m.call("FUNCTION", "FLUSH")
+        m.call("FUNCTION", "LOAD", no_writes_lib("la", "g"))
+        m.call("FUNCTION", "LOAD", no_writes_lib("lb", "f"))
+        swapped = raw_dump(m)
+        m.call("FUNCTION", "FLUSH")
+        m.call("FUNCTION", "LOAD", no_writes_lib("la", "f"))
+        m.call("FUNCTION", "LOAD", no_writes_lib("lb", "g"))
+        assert m.call("FUNCTION", "RESTORE", swapped, "REPLACE") == OK
+        m.call("SET", "restored", "1")
+    with RawConn(replica.port) as s:
+        assert wait_until(lambda: s.call("GET", "restored") == ("$", b"1"), timeout=30)
+        assert s.call("FCALL", "g", "0") == ("$", b"la")
+        assert s.call("FCALL", "f", "0") == ("$", b"lb")
+    with RawConn(master.port) as m:
         m.call("FUNCTION", "FLUSH")
         m.call("SET", "flushed", "1")
     with RawConn(replica.port) as s:
         assert wait_until(lambda: s.call("GET", "flushed") == ("$", b"1"), timeout=30)
-        assert err(s, "FCALL", "getit", "1", "k") == "ERR Function not found"
+        assert err(s, "FCALL", "g", "0") == "ERR Function not found"
     rc.close()
