@@ -349,6 +349,8 @@ int main(int argc, char** argv) {
   state.keyspace = keyspace->get();
   state.expirer = &expirer;
   state.replication = &replication;
+  basalt::Failover failover(&replication, &state.pause, &config);
+  state.failover = &failover;
   state.start_time_ms = basalt::UnixMillis();
   // Measures the command clock's rate now rather than during the first command.
   LOG(INFO) << (basalt::CommandClock::CountsCpuTicks() ? "commands timed by the TSC"
@@ -402,6 +404,7 @@ int main(int argc, char** argv) {
   NotifySupervisor(config, "STOPPING=1\n");
 
   LOG(INFO) << "stopping: closing connections and syncing data";
+  failover.Stop();
   replication.Stop();
   offloader.Stop();  // a running script was told to stop by NetworkServer::Run
   expirer.Stop();

@@ -22,18 +22,24 @@ bool WritesOrMayReplicate(const Session& session, const CommandSpec& spec) {
 
 }  // namespace
 
-bool ClientPause::Holds(const Session& session, const std::vector<std::string>& argv) {
+int ClientPause::TimedMode() {
   const int mode = mode_.load(std::memory_order_relaxed);
-  if (mode == kNone || session.monitor.load(std::memory_order_relaxed)) return false;
+  if (mode == kNone || UnixMillis() < until_ms_.load(std::memory_order_relaxed)) return mode;
+  std::lock_guard<std::mutex> lock(mu_);
   if (UnixMillis() >= until_ms_.load(std::memory_order_relaxed)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (UnixMillis() >= until_ms_.load(std::memory_order_relaxed)) {
-      mode_.store(kNone, std::memory_order_relaxed);
-      held_.clear();  // each woke, or wakes, by its own timer
-    }
-    return false;
+    mode_.store(kNone, std::memory_order_relaxed);
+    until_ms_.store(0, std::memory_order_relaxed);
+    // Each held client woke, or wakes, by its own timer; a failover's hold keeps the others.
+    if (!failover_hold_.load(std::memory_order_relaxed)) held_.clear();
   }
+  return mode_.load(std::memory_order_relaxed);
+}
+
+bool ClientPause::Holds(const Session& session, const std::vector<std::string>& argv) {
+  if (!active() || session.monitor.load(std::memory_order_relaxed)) return false;
+  const int mode = TimedMode();
   if (mode == kAll) return true;
+  if (mode == kNone && !failover_hold_.load(std::memory_order_relaxed)) return false;
   const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
   return spec != nullptr && WritesOrMayReplicate(session, *spec);
 }
@@ -49,11 +55,28 @@ void ClientPause::Pause(Mode mode, int64_t until_ms) {
 }
 
 void ClientPause::Unpause() {
-  std::vector<std::shared_ptr<Session>> held;
   {
     std::lock_guard<std::mutex> lock(mu_);
     mode_.store(kNone, std::memory_order_relaxed);
     until_ms_.store(0, std::memory_order_relaxed);
+  }
+  WakeHeld();
+}
+
+void ClientPause::HoldWritesForFailover() {
+  failover_hold_.store(true, std::memory_order_relaxed);
+}
+
+void ClientPause::ReleaseFailoverHold() {
+  failover_hold_.store(false, std::memory_order_relaxed);
+  WakeHeld();
+}
+
+// Each woken client asks Holds() again, and is held again if something still covers it.
+void ClientPause::WakeHeld() {
+  std::vector<std::shared_ptr<Session>> held;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
     held.swap(held_);
   }
   for (const auto& session : held) {
@@ -62,8 +85,16 @@ void ClientPause::Unpause() {
 }
 
 void ClientPause::Hold(Session& session) {
-  std::lock_guard<std::mutex> lock(mu_);
-  held_.push_back(session.shared_from_this());
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (mode_.load(std::memory_order_relaxed) != kNone ||
+        failover_hold_.load(std::memory_order_relaxed)) {
+      held_.push_back(session.shared_from_this());
+      return;
+    }
+  }
+  // Whatever held it ended between Holds() and here, and woke only those held already.
+  if (session.wake_hook) session.wake_hook();
 }
 
 }  // namespace basalt

@@ -5,6 +5,9 @@
 // clients in the order they were held; each also has a timer at the pause's end). Monitors are
 // never held, as Redis never holds its replicas. The active expirer deletes nothing meanwhile.
 //
+// FAILOVER holds writes too, for as long as it runs and independently of CLIENT PAUSE: CLIENT
+// UNPAUSE does not end its hold, and its end does not end a client's pause.
+//
 // While no pause was ever set the request path pays one relaxed atomic load (active()).
 #pragma once
 
@@ -23,10 +26,14 @@ class ClientPause {
  public:
   enum Mode : int { kNone = 0, kWrite = 1, kAll = 2 };
 
-  bool active() const { return mode_.load(std::memory_order_relaxed) != kNone; }
+  bool active() const {
+    return mode_.load(std::memory_order_relaxed) != kNone ||
+           failover_hold_.load(std::memory_order_relaxed);
+  }
   // Whether `argv` from `session` must wait now. A pause whose time is up ends here.
   bool Holds(const Session& session, const std::vector<std::string>& argv);
-  // Absolute Unix ms at which the current pause ends (0: none).
+  // Absolute Unix ms at which the current timed pause ends (0: none; a held client then waits
+  // for a wake-up only).
   int64_t until_ms() const { return until_ms_.load(std::memory_order_relaxed); }
 
   // CLIENT PAUSE: the mode replaces the current one, the end is the later of the two, as in
@@ -37,11 +44,21 @@ class ClientPause {
   // The client's worker, when it holds a command of `session` for the pause.
   void Hold(Session& session);
 
+  // FAILOVER's hold of writes: set while it waits for a replica and hands over, released when
+  // it ends either way (the held clients are woken; those a CLIENT PAUSE still covers wait on).
+  void HoldWritesForFailover();
+  void ReleaseFailoverHold();
+
  private:
   std::mutex mu_;
   std::atomic<int> mode_{kNone};
   std::atomic<int64_t> until_ms_{0};
+  std::atomic<bool> failover_hold_{false};
   std::vector<std::shared_ptr<Session>> held_;
+
+  // The timed pause's mode now; a pause whose time is up ends here.
+  int TimedMode();
+  void WakeHeld();
 };
 
 }  // namespace basalt

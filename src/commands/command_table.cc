@@ -58,7 +58,7 @@ CommandTable::CommandTable() {
         &ListCommands,        &ZsetCommands,          &BlockingListCommands, &BitmapCommands,
         &HllCommands,         &GeoCommands,           &SortCommands,         &ScriptingCommands,
         &PubSubCommands,      &AclCommands,           &ReplicationCommands,  &MemoryCommands,
-        &LatencyCommands,     &DebugCommands,         &FunctionCommands}) {
+        &LatencyCommands,     &DebugCommands,         &ClusterCommands,      &FunctionCommands}) {
     for (const CommandSpec& spec : (*family)()) {
       all_.push_back(&spec);
       by_name_[spec.name] = &spec;

@@ -210,6 +210,7 @@ const std::vector<CommandSpec>& ReplicationCommands();
 const std::vector<CommandSpec>& MemoryCommands();
 const std::vector<CommandSpec>& LatencyCommands();
 const std::vector<CommandSpec>& DebugCommands();
+const std::vector<CommandSpec>& ClusterCommands();
 
 // Shared reply helpers for handlers.
 inline std::string WrongArityError(std::string_view name) {

@@ -6,6 +6,7 @@
 #include "commands/command_util.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
+#include "common/version.h"
 
 namespace basalt {
 
@@ -97,7 +98,7 @@ void HelloCommand(CommandContext& c) {
   c.reply.Bulk("server");
   c.reply.Bulk("redis");
   c.reply.Bulk("version");
-  c.reply.Bulk("7.0.15");
+  c.reply.Bulk(kRedisVersion);
   c.reply.Bulk("proto");
   c.reply.Integer(resp);
   c.reply.Bulk("id");

@@ -407,12 +407,13 @@ void DebugCommand(CommandContext& c) {
 // LOLWUT and MODULE
 
 // LOLWUT [VERSION v]: Redis 7.2 draws no art for its own version, only names it; Basalt names
-// itself, whatever version is asked for.
+// itself and the Redis version it follows, whatever version is asked for.
 void LolwutCommand(CommandContext& c) {
   if (c.argc() >= 3 && EqualsIgnoreCase(c.arg(1), "version")) {
     if (!IntArg(c, 2)) return;
   }
-  c.reply.Verbatim(std::string("Basalt ver. ") + kServerVersion + "\n");
+  c.reply.Verbatim(std::string("Basalt ver. ") + kServerVersion + ", Redis ver. " + kRedisVersion +
+                   "\n");
 }
 
 void ModuleCommand(CommandContext& c) {

@@ -74,7 +74,7 @@ double Ratio(int64_t a, int64_t b) {
 
 void ServerSection(ServerState& s, InfoWriter& w) {
   w.Section("Server");
-  w.Field("redis_version", "7.0.15");
+  w.Field("redis_version", kRedisVersion);
   w.Field("redis_git_sha1", "00000000");
   w.Field("redis_git_dirty", 0);
   w.Field("redis_build_id", "0");
@@ -422,7 +422,8 @@ void ReplicationSection(ServerState& s, InfoWriter& w) {
                 ",state=" + FeederStateName(r.state) + ",offset=" + std::to_string(r.acked_seq) +
                 ",lag=" + std::to_string(lag) + ",lag_seq=" + std::to_string(behind));
   }
-  w.Field("master_failover_state", "no-failover");
+  w.Field("master_failover_state",
+          s.failover != nullptr ? s.failover->state_name() : "no-failover");
   w.Field("master_replid", snap.replid);
   w.Field("master_replid2", std::string(40, '0'));
   w.Field("master_repl_offset", snap.latest_seq);

@@ -27,6 +27,9 @@ constexpr const char* kWaitOnReplicaError =
 
 void ReplicaOfCommand(CommandContext& c) {
   ReplicationManager* repl = c.server.replication;
+  if (c.server.failover != nullptr && c.server.failover->running()) {
+    return c.reply.Error("ERR REPLICAOF not allowed while failing over.");
+  }
   if (EqualsIgnoreCase(c.arg(1), "no") && EqualsIgnoreCase(c.arg(2), "one")) {
     Status s = repl->PromoteToMaster();
     if (ReplyIfError(c, s)) return;
@@ -38,6 +41,38 @@ void ReplicaOfCommand(CommandContext& c) {
   Status s = repl->ReplicaOf(c.arg(1), static_cast<int>(*port), &already);
   if (ReplyIfError(c, s)) return;
   if (already) return c.reply.Simple("OK Already connected to specified master");
+  c.reply.Ok();
+}
+
+// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms], parsed as Redis 7.2 parses it.
+void FailoverCommand(CommandContext& c) {
+  if (c.argc() == 2 && EqualsIgnoreCase(c.arg(1), "abort")) {
+    if (ReplyIfError(c, c.server.failover->Abort())) return;
+    return c.reply.Ok();
+  }
+  Failover::Request request;
+  bool has_target = false;
+  for (size_t j = 1; j < c.argc(); j++) {
+    if (EqualsIgnoreCase(c.arg(j), "timeout") && j + 1 < c.argc() && request.timeout_ms == 0) {
+      auto ms = ParseInt64(c.arg(j + 1));
+      if (!ms) return c.reply.Error(kNotIntegerError);
+      if (*ms <= 0) return c.reply.Error("ERR FAILOVER timeout must be greater than 0");
+      request.timeout_ms = *ms;
+      j++;
+    } else if (EqualsIgnoreCase(c.arg(j), "to") && j + 2 < c.argc() && !has_target) {
+      auto port = ParseInt64(c.arg(j + 2));
+      if (!port) return c.reply.Error(kNotIntegerError);
+      request.host = c.arg(j + 1);
+      request.port = static_cast<int>(*port);
+      has_target = true;
+      j += 2;
+    } else if (EqualsIgnoreCase(c.arg(j), "force") && !request.force) {
+      request.force = true;
+    } else {
+      return c.reply.Error(kSyntaxError);
+    }
+  }
+  if (ReplyIfError(c, c.server.failover->Start(std::move(request)))) return;
   c.reply.Ok();
 }
 
@@ -180,6 +215,9 @@ const std::vector<CommandSpec> kReplicationCommands = {
      "@admin @slow @dangerous"},
     {"slaveof", 3, kAdm | kCmdStale, 0, 0, 0, ReplicaOfCommand, "server",
      "Sets a Redis server as a replica of another, or promotes it to being a master.",
+     "@admin @slow @dangerous"},
+    {"failover", -1, kAdm | kCmdNoScript | kCmdStale, 0, 0, 0, FailoverCommand, "server",
+     "Starts a coordinated failover from a server to one of its replicas.",
      "@admin @slow @dangerous"},
     {"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, RoleCommand, "server",
      "Returns the replication role.", "@admin @fast @dangerous"},

@@ -14,6 +14,7 @@
 #include "commands/blocking.h"
 #include "commands/client_pause.h"
 #include "commands/command_table.h"
+#include "commands/failover.h"
 #include "commands/monitor.h"
 #include "commands/offload.h"
 #include "commands/pubsub.h"
@@ -60,6 +61,7 @@ struct ServerState {
   Keyspace* keyspace = nullptr;
   ActiveExpirer* expirer = nullptr;
   ReplicationManager* replication = nullptr;
+  Failover* failover = nullptr;
   ClientRegistry clients;
   SlowLog slowlog;
   ServerCounters counters;

@@ -1,8 +1,13 @@
-// The server's own version, for replies that name it (LOLWUT).
+// Versions: Basalt's own, and the Redis version whose behaviour it follows, which it reports
+// wherever Redis reports its own (INFO's redis_version, HELLO, Lua's redis.REDIS_VERSION) so
+// that clients that choose features by the server's version choose the ones Basalt serves.
 #pragma once
 
 namespace basalt {
 
 inline constexpr const char* kServerVersion = "0.1.0";
+
+inline constexpr const char* kRedisVersion = "7.0.15";
+inline constexpr int kRedisVersionNum = 0x07000f;  // (major << 16) | (minor << 8) | patch
 
 }  // namespace basalt

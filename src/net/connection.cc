@@ -494,6 +494,7 @@ void Connection::HoldForPause(std::vector<std::string> argv) {
 void Connection::ArmPauseTimer() {
   ServerState* state = worker_->state();
   if (pause_timer_ == nullptr) pause_timer_ = evtimer_new(worker_->base(), OnPauseTimer, this);
+  if (state->pause.until_ms() == 0) return;  // held by a failover: woken when it ends
   int64_t left = std::max<int64_t>(state->pause.until_ms() - UnixMillis(), 0) + 1;
   timeval tv{static_cast<time_t>(left / 1000), static_cast<suseconds_t>((left % 1000) * 1000)};
   evtimer_add(pause_timer_, &tv);

@@ -114,10 +114,10 @@ void MasterLink::Run() {
   }
 }
 
-Status MasterLink::Authenticate(ReplSocket* sock) {
-  std::string password = ctx_.config->GetString("masterauth");
+Status AuthenticateWithMasterAuth(ReplSocket* sock, const Config& config) {
+  std::string password = config.GetString("masterauth");
   if (password.empty()) return Status::OK();
-  std::string user = ctx_.config->GetString("masteruser");
+  std::string user = config.GetString("masteruser");
   Status s = sock->Send(user.empty() ? RespCommand({"AUTH", password})
                                      : RespCommand({"AUTH", user, password}));
   std::string line;
@@ -131,6 +131,20 @@ Status MasterLink::Authenticate(ReplSocket* sock) {
   return Status::OK();
 }
 
+Status PromoteReplicaAt(const std::string& host, int port, const Config& config,
+                        int64_t timeout_ms) {
+  auto sock = ReplSocket::Connect(host, port, timeout_ms, nullptr);
+  if (!sock.ok()) return sock.status();
+  (*sock)->set_timeout_ms(timeout_ms);
+  Status s = AuthenticateWithMasterAuth(sock->get(), config);
+  if (s.ok()) s = (*sock)->Send(RespCommand({"REPLICAOF", "NO", "ONE"}));
+  std::string line;
+  if (s.ok()) s = (*sock)->ReadLine(&line);
+  if (!s.ok()) return s;
+  if (line != "+OK") return Status::IOError("REPLICAOF NO ONE refused: " + line);
+  return Status::OK();
+}
+
 Status MasterLink::RunSession() {
   ctx_.applier->Discard();  // batches a failed session received but never committed
   SetState(State::kConnecting);
@@ -138,7 +152,7 @@ Status MasterLink::RunSession() {
   auto sock = ReplSocket::Connect(host_, port_, std::min(timeout_ms, kConnectTimeoutMs), &stop_);
   if (!sock.ok()) return sock.status();
   (*sock)->set_timeout_ms(timeout_ms);
-  Status s = Authenticate(sock->get());
+  Status s = AuthenticateWithMasterAuth(sock->get(), *ctx_.config);
   if (!s.ok()) return s;
 
   auto position = LoadReplicaPosition(ctx_.keyspace->engine());

@@ -31,6 +31,15 @@
 
 namespace basalt {
 
+// Sends AUTH with masterauth (and masteruser) when masterauth is set, as a replica does to its
+// master, and as FAILOVER does to the replica it promotes.
+Status AuthenticateWithMasterAuth(ReplSocket* sock, const Config& config);
+
+// FAILOVER's hand-over: connects to the replica at host:port, authenticates as above, and sends
+// REPLICAOF NO ONE; OK once it answered +OK.
+Status PromoteReplicaAt(const std::string& host, int port, const Config& config,
+                        int64_t timeout_ms);
+
 struct LinkContext {
   Keyspace* keyspace = nullptr;
   Config* config = nullptr;
@@ -75,7 +84,6 @@ class MasterLink {
  private:
   void Run();
   Status RunSession();
-  Status Authenticate(ReplSocket* sock);
   Status ReceiveCheckpoint(ReplSocket* sock, const std::string& dir);
   Status ReceiveFile(ReplSocket* sock, const std::string& dir);
   Status SwapIn(ReplSocket* sock, const std::string& dir, const std::string& master_replid);

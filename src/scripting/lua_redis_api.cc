@@ -9,6 +9,7 @@
 
 #include "commands/acl_check.h"
 #include "common/strutil.h"
+#include "common/version.h"
 #include "scripting/lua_convert.h"
 #include "scripting/lua_engine.h"
 #include "scripting/sha1.h"
@@ -211,9 +212,9 @@ void SetErrorOnMissing(lua_State* L) {
 }
 
 void SetVersion(lua_State* L) {
-  lua_pushstring(L, "7.0.15");
+  lua_pushstring(L, kRedisVersion);
   lua_setfield(L, -2, "REDIS_VERSION");
-  SetNumber(L, "REDIS_VERSION_NUM", 0x07000f);
+  SetNumber(L, "REDIS_VERSION_NUM", kRedisVersionNum);
 }
 
 void SetLog(lua_State* L) {

@@ -91,6 +91,17 @@ void AclSelector::ResetCommands(bool allow) {
     commands_.reset();
   }
   first_args_.clear();
+  command_rules_.clear();
+}
+
+void AclSelector::RetainCommandRule(std::string name, bool allow) {
+  name = ToLower(name);
+  std::erase_if(command_rules_, [&](const std::string& rule) {
+    std::string_view earlier = std::string_view(rule).substr(1);
+    return earlier == name || (earlier.size() > name.size() && earlier.starts_with(name) &&
+                               earlier[name.size()] == '|');
+  });
+  command_rules_.push_back((allow ? "+" : "-") + name);
 }
 
 Status AclSelector::Apply(const AclCatalog& catalog, std::string_view rule) {
@@ -176,12 +187,14 @@ Status AclSelector::ApplyCommandRule(const AclCatalog& catalog, std::string_view
     for (size_t id = 0; id < catalog.entries().size(); id++) {
       if (catalog.entries()[id].categories & category) first_args_.erase(static_cast<int>(id));
     }
+    RetainCommandRule(std::string(name), allow);
     return Status::OK();
   }
   int id = catalog.Find(name);
   if (id >= 0) {
     SetCommandBits(catalog, &commands_, id, allow);
     first_args_.erase(id);
+    RetainCommandRule(catalog.entry(id).name, allow);
     return Status::OK();
   }
   // "+cmd|arg" for a command without subcommands allows it with that first argument only.
@@ -197,6 +210,7 @@ Status AclSelector::ApplyCommandRule(const AclCatalog& catalog, std::string_view
   bool known = std::any_of(args.begin(), args.end(),
                            [&](const std::string& a) { return EqualsIgnoreCase(a, arg); });
   if (!known) args.push_back(ToLower(arg));
+  RetainCommandRule(catalog.entry(parent).name + "|" + std::string(arg), true);
   return Status::OK();
 }
 
@@ -226,60 +240,9 @@ bool AclSelector::AllowsChannel(std::string_view channel, bool literal) const {
 }
 
 std::string AclSelector::DescribeCommands(const AclCatalog& catalog) const {
-  // Start from the side the user started from: +@all also grants commands added later.
-  bool additive = !commands_.test(AclCatalog::kFutureCommandsBit);
-  std::string rules = additive ? "-@all " : "+@all ";
-  Bitmap described;  // what the rules emitted so far grant
-  if (!additive) described.set();
-  // Greedy: repeatedly take the category that matches the user best (most commands agreeing,
-  // fewest disagreeing); commands a chosen category covers are then counted against the
-  // others, so overlapping categories are not stacked needlessly.
-  Bitmap remaining = commands_;
-  const auto& names = AclCategoryNames();
-  std::vector<bool> applied(names.size(), false);
-  while (true) {
-    int best = -1;
-    size_t min_diff = std::numeric_limits<size_t>::max(), max_same = 0;
-    for (size_t j = 0; j < names.size(); j++) {
-      if (applied[j]) continue;
-      size_t on = 0, off = 0;
-      for (size_t id = 0; id < catalog.entries().size(); id++) {
-        if (!(catalog.entries()[id].categories & (1ull << j))) continue;
-        (remaining.test(id) ? on : off)++;
-      }
-      size_t diff = additive ? off : on;
-      size_t same = additive ? on : off;
-      if (same > diff && (diff < min_diff || (diff == min_diff && same > max_same))) {
-        best = static_cast<int>(j);
-        min_diff = diff;
-        max_same = same;
-      }
-    }
-    if (best < 0) break;
-    applied[static_cast<size_t>(best)] = true;
-    SetCategoryBits(catalog, &described, 1ull << best, additive);
-    SetCategoryBits(catalog, &remaining, 1ull << best, !additive);
-    rules += (additive ? "+@" : "-@") + names[static_cast<size_t>(best)] + " ";
-  }
-  // Then the single commands that still differ, each container before its subcommands.
-  auto fix = [&](int id) {
-    bool want = commands_.test(static_cast<size_t>(id));
-    if (described.test(static_cast<size_t>(id)) != want) {
-      rules += (want ? "+" : "-") + catalog.entry(id).name + " ";
-      SetCommandBits(catalog, &described, id, want);
-    }
-  };
-  for (size_t id = 0; id < catalog.entries().size(); id++) {
-    const AclCommandEntry& entry = catalog.entries()[id];
-    if (entry.parent >= 0) continue;
-    fix(static_cast<int>(id));
-    for (int sub : entry.subcommands) fix(sub);
-    auto args = first_args_.find(static_cast<int>(id));
-    if (args != first_args_.end() && !commands_.test(id)) {
-      for (const auto& arg : args->second) rules += "+" + entry.name + "|" + arg + " ";
-    }
-  }
-  rules.pop_back();
+  // +@all also grants the commands added later; -@all and additions grant only those named.
+  std::string rules = commands_.test(AclCatalog::kFutureCommandsBit) ? "+@all" : "-@all";
+  for (const auto& rule : command_rules_) rules += " " + rule;
   return rules;
 }
 

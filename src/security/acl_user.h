@@ -6,10 +6,11 @@
 // plus the optional "(...)" selectors of Redis 7; a command is allowed when one selector allows
 // the command, all its keys and all its channels.
 //
-// Describe() produces the text of ACL LIST and the ACL file. For commands it follows Redis's
-// method: start from +@all or -@all (whichever the user started from), add the categories that
-// best explain the bitmap, then the single commands that still differ, so that applying the
-// description to a new user rebuilds exactly the same permissions.
+// Describe() produces the text of ACL LIST and the ACL file. For commands it follows Redis
+// 7.2: +@all or -@all (whichever the user started from), then the command and category rules in
+// the order they were given, each rule replacing an earlier one for the same command or category
+// (and a command's rule replacing those for its subcommands). Applying the description to a new
+// user rebuilds exactly the same permissions, because it is the rules that built them.
 #pragma once
 
 #include <bitset>
@@ -67,9 +68,13 @@ class AclSelector {
   Status ApplyKeyPattern(std::string_view rule);
   Status ApplyChannelPattern(std::string_view rule);
   void ResetCommands(bool allow);
+  // Appends "+name"/"-name" (a command's full name, "@category" or "cmd|firstarg", lower case)
+  // to the retained rules, after removing the earlier rules it replaces.
+  void RetainCommandRule(std::string name, bool allow);
 
   Bitmap commands_;
   std::map<int, std::vector<std::string>> first_args_;  // command id -> allowed argv[1] values
+  std::vector<std::string> command_rules_;              // "+@set", "-hset", "+select|0", ...
   bool all_keys_ = false;
   std::vector<AclKeyPattern> keys_;
   bool all_channels_ = false;

@@ -78,6 +78,8 @@ class FuzzServer {
     expirer_ = std::make_unique<ActiveExpirer>(keyspace_.get(), &config_);
     replication_ = std::make_unique<ReplicationManager>(keyspace_.get(), &config_, expirer_.get());
     state_.replication = replication_.get();
+    failover_ = std::make_unique<Failover>(replication_.get(), &state_.pause, &config_);
+    state_.failover = failover_.get();
     state_.pubsub.set_config(&config_);
     state_.monitors.set_config(&config_);
     state_.config = &config_;
@@ -94,6 +96,7 @@ class FuzzServer {
 
   ~FuzzServer() {
     scripting_.reset();
+    failover_.reset();
     replication_.reset();
     expirer_.reset();
     keyspace_.reset();
@@ -195,6 +198,7 @@ class FuzzServer {
   std::unique_ptr<Keyspace> keyspace_;
   std::unique_ptr<ActiveExpirer> expirer_;
   std::unique_ptr<ReplicationManager> replication_;
+  std::unique_ptr<Failover> failover_;
   ServerState state_;
   std::unique_ptr<Scripting> scripting_;
   int64_t inputs_ = 0;

@@ -259,9 +259,11 @@ def test_lolwut_reply_type_and_version_line(c):
 
 
 @pytest.mark.basalt_only(reason="names Basalt and its version")
-def test_lolwut_names_basalt(c):
+def test_lolwut_names_basalt_and_the_redis_version_it_follows(c):
     kind, text = c.call("LOLWUT")
-    assert text.decode().splitlines()[-1] == "Basalt ver. 0.1.0"
+    info = parse_info(c.call("INFO", "server")[1].decode())["server"]
+    assert text.decode().splitlines()[-1] == "Basalt ver. 0.1.0, Redis ver. %s" % (
+        info["redis_version"])
 
 
 def test_command_info_rows(c):

@@ -1,5 +1,5 @@
 """MEMORY and LATENCY: reply shapes and errors as Redis 7.2 gives them, and figures that follow
-what the server did."""
+what the server did; the cluster commands as a Redis without cluster support answers them."""
 import time
 
 import pytest
@@ -203,3 +203,22 @@ def test_command_getkeysandflags(rr):
     raises(rr, arity("command|getkeysandflags"), "COMMAND", "GETKEYSANDFLAGS", "GET")
     raises(rr, "ERR Invalid command specified", "COMMAND", "GETKEYSANDFLAGS", "NOSUCH", "x")
     raises(rr, "ERR The command has no key arguments", "COMMAND", "GETKEYSANDFLAGS", "PING", "x")
+
+
+# --------------------------------------------------------------------------
+# Cluster commands on a server without cluster support
+# --------------------------------------------------------------------------
+def test_cluster_commands_answer_as_a_redis_without_cluster_support(r):
+    disabled = "ERR This instance has cluster support disabled"
+    for args in (("CLUSTER", "INFO"), ("CLUSTER", "SLOTS"), ("CLUSTER", "KEYSLOT", "k"),
+                 ("CLUSTER", "HELP"), ("ASKING",), ("READONLY",), ("READWRITE",)):
+        raises(r, disabled, *args)
+    raises(r, "ERR unknown subcommand 'NOSUCH'. Try CLUSTER HELP.", "CLUSTER", "NOSUCH")
+    raises(r, "ERR wrong number of arguments for 'cluster|keyslot' command",
+           "CLUSTER", "KEYSLOT")
+    listed = set(r.command_list())
+    assert {"cluster", "cluster|info", "asking", "readonly", "readwrite"} <= listed
+    # ACL rules may name them, as clients' own user set-ups do.
+    assert r.execute_command("ACL", "SETUSER", "clusterer", "+cluster", "+readonly",
+                             "-cluster|reset") == "OK"
+    assert r.execute_command("ACL", "DELUSER", "clusterer") == 1
