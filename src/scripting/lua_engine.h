@@ -148,7 +148,7 @@ class LuaEngine {
 void OpenSandbox(lua_State* L);
 void RegisterRedisApi(lua_State* L);
 // Builds the globals a library sees while it loads (only a `redis` table with register_function,
-// log and the version) and keeps them in the registry under kLibraryApiKey (lua_library_api.cc).
+// log and the version) and keeps them in the registry under kLibraryApiKey (lua_redis_api.cc).
 void RegisterLibraryApi(lua_State* L);
 extern const char kLibraryApiKey[];
 // The registry key of the real globals table, which the scripts' read-only globals proxy reads.
