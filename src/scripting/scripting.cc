@@ -115,6 +115,7 @@ bool Scripting::Exists(const std::string& sha) {
 StatusOr<std::string> Scripting::Load(Context& ctx, const std::string& body) {
   ScriptInfo info;
   info.body = body;
+  info.declares_flags = body.compare(0, 2, "#!") == 0;
   Status s = ParseShebang(body, &info.no_writes);
   if (!s.ok()) return s;
   std::string sha = Sha1Hex(body);
@@ -130,6 +131,12 @@ void Scripting::Run(CommandContext& c, const std::string& sha, const ScriptInfo&
                     bool read_only, size_t numkeys) {
   Status s = engine_.Compile(sha, info.body);
   if (!s.ok()) return c.reply.Error(s.ToReplyText());
+  if (info.declares_flags && !info.no_writes) {
+    if (server_->replication != nullptr && server_->replication->rejects_writes())
+      return c.reply.Error("READONLY You can't write against a read only replica.");
+    if (read_only)
+      return c.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
+  }
   engine_.RunCommand(c, sha, LUA_NOREF, read_only || info.no_writes, numkeys);
 }
 
@@ -152,6 +159,7 @@ void Scripting::OnReplicatedPut(std::string_view key, std::string_view value) {
   // A bad shebang cannot have been persisted by Load(); should one appear, running it reports
   // the compile error.
   ParseShebang(info.body, &info.no_writes).ok();
+  info.declares_flags = info.body.compare(0, 2, "#!") == 0;
   std::lock_guard<std::mutex> lock(mu_);
   scripts_[std::string(key.substr(kPersistPrefix.size()))] = std::move(info);
 }

@@ -27,6 +27,9 @@ namespace basalt {
 struct ScriptInfo {
   std::string body;
   bool no_writes = false;  // `#!lua flags=no-writes`
+  // A script with a shebang declares its flags, as a function does: without no-writes it is a
+  // write (EVAL_RO and a read-only replica refuse it), as in Redis.
+  bool declares_flags = false;
 };
 
 class Scripting {

@@ -646,6 +646,9 @@ def test_libraries_reach_replicas(start_server, target):
         readonly = "READONLY You can't write against a read only replica."
         assert err(s, "FCALL", "b", "0") == readonly
         assert err(s, "FCALL_RO", "setit", "1", "k", "w") == readonly
+        # So is an EVAL script whose shebang does not declare no-writes.
+        assert err(s, "EVAL", "#!lua\nreturn 1", "0") == readonly
+        assert s.call("EVAL", "#!lua flags=no-writes\nreturn 1", "0") == (":", 1)
         assert err(s, "FUNCTION", "LOAD", lib("x", "x")) == (
             "READONLY You can't write against a read only replica.")
         assert err(s, "FUNCTION", "FLUSH") == "READONLY You can't write against a read only replica."
