@@ -58,7 +58,8 @@ CommandTable::CommandTable() {
         &ListCommands,        &ZsetCommands,          &BlockingListCommands, &BitmapCommands,
         &HllCommands,         &GeoCommands,           &SortCommands,         &ScriptingCommands,
         &PubSubCommands,      &AclCommands,           &ReplicationCommands,  &MemoryCommands,
-        &LatencyCommands,     &DebugCommands,         &ClusterCommands,      &StreamCommands}) {
+        &LatencyCommands,     &DebugCommands,         &ClusterCommands,      &StreamCommands,
+        &FunctionCommands}) {
     for (const CommandSpec& spec : (*family)()) {
       all_.push_back(&spec);
       by_name_[spec.name] = &spec;

@@ -204,6 +204,7 @@ const std::vector<CommandSpec>& SortCommands();
 // Defined by src/scripting/ (EVAL, SCRIPT, ...), which sits above this folder: the table only
 // names it.
 const std::vector<CommandSpec>& ScriptingCommands();
+const std::vector<CommandSpec>& FunctionCommands();  // FUNCTION, FCALL: src/scripting/ too
 const std::vector<CommandSpec>& PubSubCommands();
 const std::vector<CommandSpec>& AclCommands();
 const std::vector<CommandSpec>& ReplicationCommands();

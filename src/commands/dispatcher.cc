@@ -175,6 +175,10 @@ bool AllowedWhileBusy(const CommandSpec& spec, const std::vector<std::string>& a
   if (!(spec.flags & kCmdAllowBusy)) return false;
   if (strcmp(spec.name, "script") == 0)
     return argv.size() == 2 && EqualsIgnoreCase(argv[1], "kill");
+  if (strcmp(spec.name, "function") == 0) {
+    return argv.size() == 2 &&
+           (EqualsIgnoreCase(argv[1], "kill") || EqualsIgnoreCase(argv[1], "stats"));
+  }
   if (strcmp(spec.name, "shutdown") == 0) {
     for (size_t i = 1; i < argv.size(); i++) {
       if (EqualsIgnoreCase(argv[i], "nosave")) return true;
@@ -253,8 +257,13 @@ bool RunHandlerFeedingMonitors(ServerState& server, Session& session, const Comm
 
 }  // namespace
 
-const char* const kBusyScriptError =
-    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+const char* BusyScriptError(const ScriptGuard& guard) {
+  return guard.running_function()
+             ? "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+               "NOSAVE."
+             : "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+               "NOSAVE.";
+}
 
 namespace {
 
@@ -431,7 +440,7 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
     }
     keys = LockKeys(server, session, spec, argv);
   } else if (!allowed_while_busy) {
-    reply.Error(kBusyScriptError);
+    reply.Error(BusyScriptError(server.script_guard));
     return false;
   }
   Context ctx(server.keyspace);
@@ -493,7 +502,7 @@ class GroupedRun {
       group_.Commit(server_);
     }
     if (!group_.active() && !Begin(stripes, busy_threshold_ms)) {
-      reply.Error(kBusyScriptError);
+      reply.Error(BusyScriptError(server_.script_guard));
       return false;
     }
     size_t begin = out->size();
@@ -706,7 +715,7 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   bool allowed_while_busy = AllowedWhileBusy(*spec, argv);
   if (server.script_guard.Busy(threshold) && !allowed_while_busy) {
     CountRejected(server, *spec, argv);
-    return reply.Error(kBusyScriptError);
+    return reply.Error(BusyScriptError(server.script_guard));
   }
   if ((spec->flags & kCmdOffload) && server.offloader != nullptr && session.deliver_hook &&
       !session.offloaded) {

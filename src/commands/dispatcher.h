@@ -120,7 +120,9 @@ uint8_t GroupHoldingKeysOf(ServerState& server, Session& session,
 void RunInContext(ServerState& server, Session& session, const CommandSpec& spec,
                   std::vector<std::string>& argv, Reply& reply, Context& ctx, bool in_exec);
 
-extern const char* const kBusyScriptError;
+// The BUSY reply while a script runs too long; it names FUNCTION KILL when the script is a
+// function, SCRIPT KILL otherwise, as Redis does.
+const char* BusyScriptError(const ScriptGuard& guard);
 
 // Checks name and arity. Returns nullptr and writes the error to *error if invalid. With the
 // client's `session`, a name it sent last is not looked up again.

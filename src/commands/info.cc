@@ -160,15 +160,15 @@ void MemorySection(ServerState& s, InfoWriter& w) {
   w.Field("allocator_resident", m.allocator_resident);
   w.Field("total_system_memory", m.total_system);
   w.Field("total_system_memory_human", HumanBytes(m.total_system));
-  // The Lua interpreter lives behind ServerState's opaque Scripting: its figures are not
-  // reachable from here, and Basalt has no functions.
+  // The Lua interpreters live behind ServerState's opaque Scripting: their memory figures are
+  // not reachable from here; the function counts are kept in ServerState.
   w.Field("used_memory_lua", 0);
   w.Field("used_memory_vm_eval", 0);
   w.Field("used_memory_lua_human", "0B");
   w.Field("used_memory_scripts_eval", 0);
   w.Field("number_of_cached_scripts", 0);
-  w.Field("number_of_functions", 0);
-  w.Field("number_of_libraries", 0);
+  w.Field("number_of_functions", s.functions.load(std::memory_order_relaxed));
+  w.Field("number_of_libraries", s.function_libraries.load(std::memory_order_relaxed));
   w.Field("used_memory_vm_functions", 0);
   w.Field("used_memory_vm_total", 0);
   w.Field("used_memory_vm_total_human", "0B");

@@ -65,9 +65,11 @@ void ReplyCommandInfo(Reply& r, const CommandSpec& spec) {
   r.Array(subcommands.size());
   for (const SubcommandSpec& sub : subcommands) {
     std::string_view categories(sub.acl_categories, sub.acl_categories_len);
-    // A subcommand shares its container's flags, except that only the @admin ones are admin.
+    // A subcommand shares its container's flags, except that only the @admin ones are admin
+    // and the @write ones (FUNCTION LOAD, ...) are writes.
     uint32_t flags = spec.flags & ~kCmdAdmin;
     if (categories.find("@admin") != std::string_view::npos) flags |= kCmdAdmin;
+    if (categories.find("@write") != std::string_view::npos) flags |= kCmdWrite;
     r.Array(10);
     r.Bulk(std::string(spec.name) + "|" + sub.name);
     r.Integer(sub.arity);

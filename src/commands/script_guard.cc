@@ -4,8 +4,9 @@
 
 namespace basalt {
 
-void ScriptGuard::Begin() {
+void ScriptGuard::Begin(bool function) {
   wrote_.store(false, std::memory_order_relaxed);
+  function_.store(function, std::memory_order_relaxed);
   kill_.store(shutdown_.load(), std::memory_order_relaxed);
   start_ms_.store(MonotonicMicros() / 1000, std::memory_order_relaxed);
   running_.store(true, std::memory_order_release);
@@ -21,9 +22,15 @@ bool ScriptGuard::Busy(int64_t threshold_ms) const {
   return MonotonicMicros() / 1000 - start_ms_.load(std::memory_order_relaxed) > threshold_ms;
 }
 
-ScriptGuard::KillResult ScriptGuard::RequestKill() {
+int64_t ScriptGuard::RunningForMs() const {
+  if (!running()) return 0;
+  return MonotonicMicros() / 1000 - start_ms_.load(std::memory_order_relaxed);
+}
+
+ScriptGuard::KillResult ScriptGuard::RequestKill(bool function) {
   if (!running()) return KillResult::kNotBusy;
   if (wrote_.load(std::memory_order_relaxed)) return KillResult::kUnkillable;
+  if (function != running_function()) return KillResult::kOtherKind;
   kill_.store(true, std::memory_order_relaxed);
   return KillResult::kKilled;
 }

@@ -75,6 +75,10 @@ struct ServerState {
   BlockingRegistry blocking;
   ScriptGuard script_guard;
   Scripting* scripting = nullptr;
+  // The function libraries' counts, kept by src/scripting/ for INFO memory, which cannot look
+  // inside Scripting.
+  std::atomic<int64_t> function_libraries{0};
+  std::atomic<int64_t> functions{0};
   CommandOffloader* offloader = nullptr;  // null: kCmdOffload commands run on the worker
   PubSub pubsub;
   Monitors monitors;

@@ -8,6 +8,7 @@
 
 #include "commands/acl_check.h"
 #include "commands/dispatcher.h"
+#include "common/clock.h"
 #include "scripting/lua_convert.h"
 
 namespace basalt {
@@ -17,6 +18,8 @@ namespace {
 const char kErrorHandlerKey[] = "basalt.error_handler";
 
 constexpr int kHookInstructions = 1000;  // how often a running script polls the kill flag
+// How often a loading library checks its time limit.
+constexpr int kLoadHookInstructions = 10000;
 
 std::string ToDisplayString(lua_State* L, int idx) {
   switch (lua_type(L, idx)) {
@@ -76,7 +79,7 @@ int ScriptErrorHandler(lua_State* L) {
 void ReplyScriptError(lua_State* L, const ScriptRun& run, Reply& reply) {
   if (!lua_istable(L, -1)) {
     std::string msg = lua_isstring(L, -1) ? lua_tostring(L, -1) : "execution failure";
-    reply.Error("ERR Error running script " + run.sha + ", " + msg.substr(0, 100));
+    reply.Error("ERR Error running script " + run.name + ", " + msg.substr(0, 100));
     return;
   }
   auto field = [L](const char* name) -> std::optional<std::string> {
@@ -91,7 +94,7 @@ void ReplyScriptError(lua_State* L, const ScriptRun& run, Reply& reply) {
   std::string text = field("err").value_or("ERR unknown error");
   auto source = field("source");
   auto line = field("line");
-  if (source && line) text += " script: " + run.sha + ", on " + *source + ":" + *line + ".";
+  if (source && line) text += " script: " + run.name + ", on " + *source + ":" + *line + ".";
   ReplyErrorTable(L, text, reply);
 }
 
@@ -138,13 +141,23 @@ int ProtectedRun(lua_State* L) {
   auto* job = static_cast<RunJob*>(lua_touserdata(L, 1));
   lua_settop(L, 0);
   lua_getfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
-  std::string key = "f_" + job->run->sha;
-  lua_getfield(L, LUA_REGISTRYINDEX, key.c_str());
-  PushStringArray(L, *job->keys);
-  SetRealGlobal(L, "KEYS");
-  PushStringArray(L, *job->args);
-  SetRealGlobal(L, "ARGV");
-  if (lua_pcall(L, 0, 1, 1) != 0) {
+  int rc;
+  if (job->run->function_ref != LUA_NOREF) {
+    // A function gets the keys and the arguments as parameters; there are no KEYS/ARGV globals.
+    lua_rawgeti(L, LUA_REGISTRYINDEX, job->run->function_ref);
+    PushStringArray(L, *job->keys);
+    PushStringArray(L, *job->args);
+    rc = lua_pcall(L, 2, 1, 1);
+  } else {
+    std::string key = "f_" + job->run->name;
+    lua_getfield(L, LUA_REGISTRYINDEX, key.c_str());
+    PushStringArray(L, *job->keys);
+    SetRealGlobal(L, "KEYS");
+    PushStringArray(L, *job->args);
+    SetRealGlobal(L, "ARGV");
+    rc = lua_pcall(L, 0, 1, 1);
+  }
+  if (rc != 0) {
     ReplyScriptError(L, *job->run, *job->reply);
   } else {
     ReplyFromLua(L, *job->reply, job->run->resp);
@@ -153,11 +166,66 @@ int ProtectedRun(lua_State* L) {
 }
 
 int ProtectedOpen(lua_State* L) {
+  bool functions = lua_touserdata(L, 1) != nullptr;
   OpenSandbox(L);
   lua_pushcfunction(L, ScriptErrorHandler);
   lua_pushvalue(L, -1);
   SetRealGlobal(L, "__redis__err__handler");  // Redis exposes its handler under this name
   lua_setfield(L, LUA_REGISTRYINDEX, kErrorHandlerKey);
+  if (functions) RegisterLibraryApi(L);
+  return 0;
+}
+
+// Points the scripts' globals proxy at the load-time API (a library loading) or back at the
+// real globals.
+int ProtectedSetGlobalsView(lua_State* L) {
+  const char* key = static_cast<const char*>(lua_touserdata(L, 1));
+  lua_getmetatable(L, LUA_GLOBALSINDEX);
+  lua_getfield(L, LUA_REGISTRYINDEX, key);
+  lua_setfield(L, -2, "__index");
+  return 0;
+}
+
+// The message of an error a library's code raised outside any handler: an {err=...} table's
+// text, or a string with Redis's ERR code.
+std::string LoadErrorMessage(lua_State* L) {
+  if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER)
+    return std::string("ERR ") + lua_tostring(L, -1);
+  if (lua_istable(L, -1)) {
+    lua_pushstring(L, "err");
+    lua_rawget(L, -2);
+    std::string text = lua_isstring(L, -1) ? lua_tostring(L, -1) : "ERR unknown error";
+    lua_pop(L, 1);
+    return text;
+  }
+  return "ERR execution failure";
+}
+
+struct LoadJob {
+  std::string_view code;
+  std::string error;
+};
+
+int ProtectedLoadLibrary(lua_State* L) {
+  auto* job = static_cast<LoadJob*>(lua_touserdata(L, 1));
+  lua_settop(L, 0);
+  if (luaL_loadbuffer(L, job->code.data(), job->code.size(), "@user_function") != 0) {
+    job->error = std::string("ERR Error compiling function: ") +
+                 (lua_isstring(L, -1) ? lua_tostring(L, -1) : "?");
+    return 0;
+  }
+  if (lua_pcall(L, 0, 0, 0) != 0)
+    job->error = "ERR Error registering functions: " + LoadErrorMessage(L);
+  return 0;
+}
+
+struct ReleaseJob {
+  const std::vector<RegisteredFunction>* functions;
+};
+
+int ProtectedRelease(lua_State* L) {
+  auto* job = static_cast<ReleaseJob*>(lua_touserdata(L, 1));
+  for (const RegisteredFunction& fn : *job->functions) luaL_unref(L, LUA_REGISTRYINDEX, fn.ref);
   return 0;
 }
 
@@ -204,7 +272,7 @@ std::string ScriptRun::Call(std::vector<std::string>& argv) {
   return out;
 }
 
-LuaEngine::LuaEngine(ServerState* server) : server_(server) {
+LuaEngine::LuaEngine(ServerState* server, bool functions) : server_(server), functions_(functions) {
   Open();
 }
 
@@ -250,7 +318,8 @@ void LuaEngine::Open() {
   L_ = lua_newstate(Allocate, this);
   CHECK(L_ != nullptr) << "cannot create the Lua interpreter";
   lua_atpanic(L_, Panic);
-  if (lua_cpcall(L_, ProtectedOpen, nullptr) != 0) {
+  // lua_cpcall passes one light userdata: a non-null pointer says "functions".
+  if (lua_cpcall(L_, ProtectedOpen, functions_ ? this : nullptr) != 0) {
     LOG(FATAL) << "building the Lua sandbox failed: "
                << (lua_isstring(L_, -1) ? lua_tostring(L_, -1) : "?");
   }
@@ -289,7 +358,7 @@ void LuaEngine::Run(ScriptRun& run, const std::vector<std::string>& keys,
   std::lock_guard<std::mutex> lock(mu_);
   CollectIfNearLimit();
   current_ = &run;
-  server_->script_guard.Begin();
+  server_->script_guard.Begin(run.function_ref != LUA_NOREF);
   lua_sethook(L_, Hook, LUA_MASKCOUNT, kHookInstructions);
   RunJob job{&run, &keys, &args, &reply};
   size_t reply_start = reply.buffer()->size();
@@ -299,12 +368,100 @@ void LuaEngine::Run(ScriptRun& run, const std::vector<std::string>& keys,
     std::string msg = lua_isstring(L_, -1) ? lua_tostring(L_, -1) : "execution failure";
     lua_pop(L_, 1);
     reply.buffer()->resize(reply_start);
-    reply.Error("ERR Error running script " + run.sha + ", " + msg.substr(0, 100));
+    reply.Error("ERR Error running script " + run.name + ", " + msg.substr(0, 100));
   }
   lua_sethook(L_, nullptr, 0, 0);
   server_->script_guard.End();
   current_ = nullptr;
   AfterRun();
+}
+
+void LuaEngine::RunCommand(CommandContext& c, const std::string& name, int function_ref,
+                           bool read_only, size_t numkeys) {
+  // The script's own client: SELECT inside the script changes its database, not the caller's.
+  Session session;
+  session.id = c.session.id;
+  session.db = c.db();
+  session.authenticated = true;
+  // Redis's Lua client has no connection: the slowlog shows its commands as "?:0"'s.
+  session.addr = "?:0";
+  session.script_client = true;
+  ScriptRun run;
+  run.server = server_;
+  run.ctx = &c.ctx;
+  run.session = &session;
+  run.caller = &c.session;
+  run.read_only = read_only;
+  run.name = name;
+  run.function_ref = function_ref;
+  std::vector<std::string> keys(c.argv.begin() + 3, c.argv.begin() + 3 + numkeys);
+  std::vector<std::string> args(c.argv.begin() + 3 + numkeys, c.argv.end());
+  Run(run, keys, args, c.reply);
+  // Stopped by shutdown: its writes must not land, not even in part.
+  if (server_->script_guard.aborted_for_shutdown()) c.ctx.Discard();
+}
+
+void LuaEngine::LoadHook(lua_State* L, lua_Debug*) {
+  LuaEngine* self = FromState(L);
+  if (self->load_ == nullptr || self->load_->deadline_us == 0 ||
+      MonotonicMicros() < self->load_->deadline_us) {
+    return;
+  }
+  // Every line from now on fails too, so that pcall cannot keep the library running.
+  lua_sethook(L, LoadHook, LUA_MASKLINE, 0);
+  PushErrorTable(L, "FUNCTION LOAD timeout");
+  lua_error(L);
+}
+
+StatusOr<std::vector<RegisteredFunction>> LuaEngine::LoadLibrary(std::string_view code,
+                                                                 int64_t timeout_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  CollectIfNearLimit();
+  std::vector<RegisteredFunction> registered;
+  LibraryLoad load{&registered, timeout_ms > 0 ? MonotonicMicros() + timeout_ms * 1000 : 0};
+  load_ = &load;
+  LoadJob job{code, ""};
+  int rc = lua_cpcall(L_, ProtectedSetGlobalsView, const_cast<char*>(kLibraryApiKey));
+  if (rc == 0) {
+    lua_sethook(L_, LoadHook, LUA_MASKCOUNT, kLoadHookInstructions);
+    rc = lua_cpcall(L_, ProtectedLoadLibrary, &job);
+    lua_sethook(L_, nullptr, 0, 0);
+  }
+  if (rc != 0) {
+    job.error = std::string("ERR Error registering functions: ") +
+                (lua_isstring(L_, -1) ? lua_tostring(L_, -1) : "execution failure");
+    lua_pop(L_, 1);
+  }
+  // The real globals come back whatever happened: a failure to restore them (memory) would
+  // leave every later function seeing only the load-time API, so it is retried after a
+  // collection, and is fatal only if even that fails.
+  if (lua_cpcall(L_, ProtectedSetGlobalsView, const_cast<char*>(kRealGlobalsKey)) != 0) {
+    lua_pop(L_, 1);
+    Collect(LUA_GCCOLLECT, 0);
+    unlimited_ = true;
+    CHECK_EQ(lua_cpcall(L_, ProtectedSetGlobalsView, const_cast<char*>(kRealGlobalsKey)), 0);
+    unlimited_ = false;
+  }
+  load_ = nullptr;
+  lua_settop(L_, 0);
+  if (job.error.empty() && !registered.empty()) return registered;
+  ReleaseLocked(registered);
+  if (job.error.empty()) return Status::RedisError("ERR No functions registered");
+  return Status::RedisError(job.error);
+}
+
+void LuaEngine::Release(const std::vector<RegisteredFunction>& functions) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ReleaseLocked(functions);
+}
+
+void LuaEngine::ReleaseLocked(const std::vector<RegisteredFunction>& functions) {
+  if (functions.empty()) return;
+  ReleaseJob job{&functions};
+  // Unreferencing reuses registry slots and allocates nothing; lifted limit for certainty.
+  unlimited_ = true;
+  if (lua_cpcall(L_, ProtectedRelease, &job) != 0) lua_pop(L_, 1);
+  unlimited_ = false;
 }
 
 void LuaEngine::AfterRun() {

@@ -202,20 +202,52 @@ void SetNumber(lua_State* L, const char* name, double value) {
   lua_setfield(L, -2, name);
 }
 
-}  // namespace
-
-void RegisterRedisApi(lua_State* L) {
+// Makes reading a missing field of the table on top of the stack an error, as Redis does for
+// the load-time globals and their redis table.
+void SetErrorOnMissing(lua_State* L) {
   lua_newtable(L);
-  SetFunction(L, "call", Call);
-  SetFunction(L, "pcall", PCall);
+  lua_pushcfunction(L, NonexistentGlobal);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, -2);
+}
+
+void SetVersion(lua_State* L) {
+  lua_pushstring(L, kRedisVersion);
+  lua_setfield(L, -2, "REDIS_VERSION");
+  SetNumber(L, "REDIS_VERSION_NUM", kRedisVersionNum);
+}
+
+void SetLog(lua_State* L) {
   SetFunction(L, "log", Log);
   SetNumber(L, "LOG_DEBUG", 0);
   SetNumber(L, "LOG_VERBOSE", 1);
   SetNumber(L, "LOG_NOTICE", 2);
   SetNumber(L, "LOG_WARNING", 3);
-  lua_pushstring(L, kRedisVersion);
-  lua_setfield(L, -2, "REDIS_VERSION");
-  SetNumber(L, "REDIS_VERSION_NUM", kRedisVersionNum);
+}
+
+}  // namespace
+
+const char kLibraryApiKey[] = "basalt.library_api";
+
+void RegisterLibraryApi(lua_State* L) {
+  lua_newtable(L);  // the globals
+  lua_newtable(L);  // their `redis`
+  SetFunction(L, "register_function", RegisterFunction);
+  SetLog(L);
+  SetVersion(L);
+  SetErrorOnMissing(L);
+  MakeReadonlyProxy(L);
+  lua_setfield(L, -2, "redis");
+  SetErrorOnMissing(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kLibraryApiKey);
+}
+
+void RegisterRedisApi(lua_State* L) {
+  lua_newtable(L);
+  SetFunction(L, "call", Call);
+  SetFunction(L, "pcall", PCall);
+  SetLog(L);
+  SetVersion(L);
   SetFunction(L, "setresp", SetResp);
   SetFunction(L, "sha1hex", Sha1hex);
   SetFunction(L, "error_reply", ErrorReply);

@@ -24,9 +24,10 @@ int luaopen_bit(lua_State* L);
 
 namespace basalt {
 
+const char kRealGlobalsKey[] = "basalt.real_globals";
+
 namespace {
 
-const char kRealGlobalsKey[] = "basalt.real_globals";
 const char kProxyTargetsKey[] = "basalt.proxy_targets";
 const char kReadonlyError[] = "Attempt to modify a readonly table";
 
@@ -50,12 +51,13 @@ int ReadonlyNewIndex(lua_State* L) {
                     kReadonlyError);  // with the script's position, as Redis's VM reports it
 }
 
+}  // namespace
+
 int NonexistentGlobal(lua_State* L) {
   return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
                     lua_isstring(L, 2) ? lua_tostring(L, 2) : "?");
 }
 
-// Replaces the table on top of the stack by a read-only proxy of it.
 void MakeReadonlyProxy(lua_State* L) {
   int target = lua_gettop(L);
   lua_newtable(L);
@@ -74,6 +76,8 @@ void MakeReadonlyProxy(lua_State* L) {
   lua_pop(L, 1);
   lua_replace(L, target);
 }
+
+namespace {
 
 // Wrappers that call the original C function in their own frame, so that argument errors
 // keep the original's name and the script's position.

@@ -73,20 +73,6 @@ void EvalShaRoCommand(CommandContext& c) {
   EvalGeneric(c, true, true);
 }
 
-void ScriptKill(CommandContext& c) {
-  switch (c.server.script_guard.RequestKill()) {
-    case ScriptGuard::KillResult::kNotBusy:
-      return c.reply.Error("NOTBUSY No scripts in execution right now.");
-    case ScriptGuard::KillResult::kUnkillable:
-      return c.reply.Error(
-          "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
-          "can either wait the script termination or kill the server in a hard way using the "
-          "SHUTDOWN NOSAVE command.");
-    case ScriptGuard::KillResult::kKilled:
-      return c.reply.Ok();
-  }
-}
-
 void ScriptCommand(CommandContext& c) {
   std::string sub = ToLower(c.arg(1));
   Scripting& scripting = *c.server.scripting;
@@ -108,7 +94,7 @@ void ScriptCommand(CommandContext& c) {
     scripting.Flush(c.ctx);
     return c.reply.Ok();
   }
-  if (sub == "kill") return ScriptKill(c);
+  if (sub == "kill") return ReplyToKill(c, false);
   static const std::string kHelp[] = {
       "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
       "EXISTS <sha1> [<sha1> ...]",

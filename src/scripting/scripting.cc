@@ -1,5 +1,6 @@
 #include "scripting/scripting.h"
 
+#include "commands/dispatcher.h"
 #include "common/strutil.h"
 #include "scripting/sha1.h"
 
@@ -20,6 +21,23 @@ std::vector<std::string_view> SplitOn(std::string_view s, char sep) {
 }
 
 }  // namespace
+
+void ReplyToKill(CommandContext& c, bool function) {
+  switch (c.server.script_guard.RequestKill(function)) {
+    case ScriptGuard::KillResult::kNotBusy:
+      return c.reply.Error("NOTBUSY No scripts in execution right now.");
+    case ScriptGuard::KillResult::kUnkillable:
+      return c.reply.Error(
+          "UNKILLABLE Sorry the script already executed write commands against the dataset. You "
+          "can either wait the script termination or kill the server in a hard way using the "
+          "SHUTDOWN NOSAVE command.");
+    case ScriptGuard::KillResult::kOtherKind:
+      // The script that runs is of the other kind: the reply names the command that kills it.
+      return c.reply.Error(BusyScriptError(c.server.script_guard));
+    case ScriptGuard::KillResult::kKilled:
+      return c.reply.Ok();
+  }
+}
 
 Status ParseShebang(std::string_view body, bool* no_writes) {
   *no_writes = false;
@@ -50,6 +68,12 @@ Status ParseShebang(std::string_view body, bool* no_writes) {
 }
 
 Status Scripting::LoadPersisted() {
+  Status s = LoadPersistedScripts();
+  if (!s.ok()) return s;
+  return functions_.LoadPersisted();
+}
+
+Status Scripting::LoadPersistedScripts() {
   Engine* engine = server_->keyspace->engine();
   rocksdb::ReadOptions options;
   std::string lower(kPersistPrefix);
@@ -70,7 +94,9 @@ Status Scripting::ReloadPersisted() {
     std::lock_guard<std::mutex> lock(mu_);
     scripts_.clear();
   }
-  return LoadPersisted();
+  Status s = functions_.ReloadPersisted();
+  if (!s.ok()) return s;
+  return LoadPersistedScripts();
 }
 
 bool Scripting::Lookup(const std::string& sha, ScriptInfo* info) {
@@ -89,6 +115,7 @@ bool Scripting::Exists(const std::string& sha) {
 StatusOr<std::string> Scripting::Load(Context& ctx, const std::string& body) {
   ScriptInfo info;
   info.body = body;
+  info.declares_flags = body.compare(0, 2, "#!") == 0;
   Status s = ParseShebang(body, &info.no_writes);
   if (!s.ok()) return s;
   std::string sha = Sha1Hex(body);
@@ -104,26 +131,13 @@ void Scripting::Run(CommandContext& c, const std::string& sha, const ScriptInfo&
                     bool read_only, size_t numkeys) {
   Status s = engine_.Compile(sha, info.body);
   if (!s.ok()) return c.reply.Error(s.ToReplyText());
-  // The script's own client: SELECT inside the script changes its database, not the caller's.
-  Session session;
-  session.id = c.session.id;
-  session.db = c.db();
-  session.authenticated = true;
-  // Redis's Lua client has no connection: the slowlog shows its commands as "?:0"'s.
-  session.addr = "?:0";
-  session.script_client = true;
-  ScriptRun run;
-  run.server = server_;
-  run.ctx = &c.ctx;
-  run.session = &session;
-  run.caller = &c.session;
-  run.read_only = read_only || info.no_writes;
-  run.sha = sha;
-  std::vector<std::string> keys(c.argv.begin() + 3, c.argv.begin() + 3 + numkeys);
-  std::vector<std::string> args(c.argv.begin() + 3 + numkeys, c.argv.end());
-  engine_.Run(run, keys, args, c.reply);
-  // Stopped by shutdown: its writes must not land, not even in part.
-  if (server_->script_guard.aborted_for_shutdown()) c.ctx.Discard();
+  if (info.declares_flags && !info.no_writes) {
+    if (server_->replication != nullptr && server_->replication->rejects_writes())
+      return c.reply.Error("READONLY You can't write against a read only replica.");
+    if (read_only)
+      return c.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
+  }
+  engine_.RunCommand(c, sha, LUA_NOREF, read_only || info.no_writes, numkeys);
 }
 
 void Scripting::Flush(Context& ctx) {
@@ -137,17 +151,22 @@ void Scripting::Flush(Context& ctx) {
 }
 
 void Scripting::OnReplicatedPut(std::string_view key, std::string_view value) {
+  if (key.substr(0, Functions::kPersistPrefix.size()) == Functions::kPersistPrefix)
+    return functions_.OnReplicatedPut(key.substr(Functions::kPersistPrefix.size()), value);
   if (key.substr(0, kPersistPrefix.size()) != kPersistPrefix) return;
   ScriptInfo info;
   info.body = std::string(value);
   // A bad shebang cannot have been persisted by Load(); should one appear, running it reports
   // the compile error.
   ParseShebang(info.body, &info.no_writes).ok();
+  info.declares_flags = info.body.compare(0, 2, "#!") == 0;
   std::lock_guard<std::mutex> lock(mu_);
   scripts_[std::string(key.substr(kPersistPrefix.size()))] = std::move(info);
 }
 
 void Scripting::OnReplicatedDelete(std::string_view key) {
+  if (key.substr(0, Functions::kPersistPrefix.size()) == Functions::kPersistPrefix)
+    return functions_.OnReplicatedDelete(key.substr(Functions::kPersistPrefix.size()));
   if (key.substr(0, kPersistPrefix.size()) != kPersistPrefix) return;
   std::lock_guard<std::mutex> lock(mu_);
   scripts_.erase(std::string(key.substr(kPersistPrefix.size())));

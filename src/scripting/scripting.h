@@ -19,6 +19,7 @@
 #include "commands/command_table.h"
 #include "commands/server_state.h"
 #include "common/status.h"
+#include "scripting/functions.h"
 #include "scripting/lua_engine.h"
 
 namespace basalt {
@@ -26,16 +27,22 @@ namespace basalt {
 struct ScriptInfo {
   std::string body;
   bool no_writes = false;  // `#!lua flags=no-writes`
+  // A script with a shebang declares its flags, as a function does: without no-writes it is a
+  // write (EVAL_RO and a read-only replica refuse it), as in Redis.
+  bool declares_flags = false;
 };
 
 class Scripting {
  public:
-  explicit Scripting(ServerState* server) : server_(server), engine_(server) {}
+  explicit Scripting(ServerState* server) : server_(server), engine_(server), functions_(server) {}
 
-  // Reads the persisted scripts (start-up, before clients are served).
+  // The function libraries (FUNCTION / FCALL), which persist and replicate alongside scripts.
+  Functions& functions() { return functions_; }
+
+  // Reads the persisted scripts and function libraries (start-up, before clients are served).
   Status LoadPersisted();
-  // Forgets the cache and reads the persisted scripts again: a replica's full sync replaced
-  // the data, scripts included.
+  // Forgets the cache and the libraries and reads them again: a replica's full sync replaced
+  // the data, scripts and libraries included.
   Status ReloadPersisted();
 
   bool Lookup(const std::string& sha, ScriptInfo* info);
@@ -50,18 +57,25 @@ class Scripting {
   void Flush(Context& ctx);
 
   // For the replication applier: a `propagate` entry was put or deleted by an applied batch.
-  // Keys that are not scripts' are ignored.
+  // Function libraries' entries go to functions(); other keys are ignored.
   void OnReplicatedPut(std::string_view key, std::string_view value);
   void OnReplicatedDelete(std::string_view key);
 
   static std::string PersistKey(std::string_view sha) { return "script:" + std::string(sha); }
 
  private:
+  Status LoadPersistedScripts();
+
   ServerState* server_;
   std::mutex mu_;
   std::unordered_map<std::string, ScriptInfo> scripts_;
   LuaEngine engine_;
+  Functions functions_;
 };
+
+// SCRIPT KILL (function = false) and FUNCTION KILL (function = true): asks the running script
+// to stop and replies as Redis does.
+void ReplyToKill(CommandContext& c, bool function);
 
 // Parses a `#!lua [flags=a,b]` first line. Bodies without one are accepted (no flags).
 Status ParseShebang(std::string_view body, bool* no_writes);

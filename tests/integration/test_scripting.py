@@ -270,6 +270,17 @@ def test_read_only_scripts_refuse_writes(c):
     assert c.call("GET", "a") == ("$", b"v")
 
 
+def test_a_shebang_without_no_writes_declares_a_write(c):
+    # A script with a shebang declares its flags: without no-writes, *_RO refuses it outright.
+    refused = ("-", "ERR Can not execute a script with write flag using *_ro command.")
+    body = "#!lua\nreturn 1"
+    assert c.call("EVAL_RO", body, 0) == refused
+    assert c.call("EVALSHA_RO", sha1(body), 0) == refused
+    assert c.call("EVAL_RO", "#!lua flags=no-writes\nreturn 2", 0) == (":", 2)
+    # Without a shebang, a script keeps the old rules: EVAL_RO runs it.
+    assert c.call("EVAL_RO", "return 3", 0) == (":", 3)
+
+
 # --------------------------------------------------------------------------------------
 # redis.call / redis.pcall and script errors
 # --------------------------------------------------------------------------------------
