@@ -251,6 +251,33 @@ bool RunHandlerFeedingMonitors(ServerState& server, Session& session, const Comm
   return true;
 }
 
+// Client-side caching (commands/tracking.h). A tracking client's read-only command has its keys
+// remembered (the EVAL family's are not: the commands its script runs count instead; nor are a
+// Pub/Sub command's shard channels). Copied before the handler runs, which may consume argv.
+// Called only while some client tracks.
+bool TracksReadsOf(const Session& session, const CommandSpec& spec) {
+  const uint32_t flags = session.tracking_flags.load(std::memory_order_relaxed);
+  return (flags & (tracking_flag::kOn | tracking_flag::kBcast)) == tracking_flag::kOn &&
+         (spec.flags & kCmdReadOnly) && !(spec.flags & (kCmdOffload | kCmdPubSub));
+}
+
+void CollectReadKeys(const CommandSpec& spec, const std::vector<std::string>& argv,
+                     std::vector<std::string>* keys) {
+  CommandTable::ForEachKeyIndex(spec, argv, [&](size_t i) { keys->push_back(argv[i]); });
+}
+
+// After a command ran in `ctx` for `session` (a script's client has its caller's id): what it
+// changed is invalidated as this client's change, then what it read is remembered, in Redis's
+// order (a key a command both changes and reads stays tracked).
+void TrackCommand(ServerState& server, const Session& session, Context& ctx,
+                  const std::vector<std::string>& read_keys) {
+  thread_local std::vector<std::string_view> changed;
+  changed.clear();
+  ctx.TakeChangedKeys([](std::string_view key) { changed.push_back(key); });
+  if (!changed.empty()) server.tracking.ChangedKeys(session.id, changed);
+  if (!read_keys.empty()) server.tracking.Remember(session.id, read_keys);
+}
+
 }  // namespace
 
 const char* const kBusyScriptError =
@@ -330,6 +357,9 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
     return;
   }
   if (in_exec) MarkCommandStart();
+  const bool tracking = server.tracking.active();
+  std::vector<std::string> read_keys;
+  if (tracking && TracksReadsOf(session, spec)) CollectReadKeys(spec, argv, &read_keys);
   uint64_t start = CommandClock::Now();
   CommandContext c{server, session, argv, reply, ctx, in_exec};
   if (server.monitors.active()) {
@@ -337,6 +367,7 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
   } else {
     spec.handler(c);
   }
+  if (tracking) TrackCommand(server, session, ctx, read_keys);
   if (in_exec) Account(server, session, spec, argv, start, CommandClock::Now());
 }
 
@@ -404,10 +435,18 @@ bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
   SetLastCommand(session, spec, argv);
   reply.SetLimit(static_cast<size_t>(server.config->max_reply_size.load()));
   PrefetchKeys(session, spec, argv, ctx);
+  const bool tracking = server.tracking.active();
+  std::vector<std::string> read_keys;
+  if (tracking && TracksReadsOf(session, spec)) CollectReadKeys(spec, argv, &read_keys);
   CommandContext c{server, session, argv, reply, ctx, false};
-  if (server.monitors.active()) return RunHandlerFeedingMonitors(server, session, spec, c);
-  spec.handler(c);
-  return true;
+  bool ran = true;
+  if (server.monitors.active()) {
+    ran = RunHandlerFeedingMonitors(server, session, spec, c);
+  } else {
+    spec.handler(c);
+  }
+  if (tracking) TrackCommand(server, session, ctx, read_keys);
+  return ran;
 }
 
 // Runs an admitted command under the keyspace lock and its key locks, in a fresh Context that
@@ -725,6 +764,12 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   if (!ran) return CountRejected(server, *spec, argv);
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
   Account(server, session, *spec, argv, start, CommandClock::Now());
+  if (server.tracking.active()) {
+    // CLIENT CACHING covers the next command, or a whole transaction, and any CLIENT calls
+    // before it, as in Redis.
+    const bool keeps_caching = session.in_multi || strcmp(spec->name, "client") == 0;
+    server.tracking.FinishCommand(session, keeps_caching);
+  }
   if (!session.pushes_after_reply.empty()) {
     out->append(session.pushes_after_reply);
     session.pushes_after_reply.clear();

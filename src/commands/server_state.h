@@ -19,6 +19,7 @@
 #include "commands/pubsub.h"
 #include "commands/script_guard.h"
 #include "commands/session.h"
+#include "commands/tracking.h"
 #include "config/config.h"
 #include "repl/replication.h"
 #include "security/acl_log.h"
@@ -61,6 +62,7 @@ struct ServerState {
   ActiveExpirer* expirer = nullptr;
   ReplicationManager* replication = nullptr;
   ClientRegistry clients;
+  Tracking tracking{&clients};
   SlowLog slowlog;
   ServerCounters counters;
   CommandStats command_stats{CommandTable::Get().StatSlotCount()};  // CommandTable::StatSlotOf

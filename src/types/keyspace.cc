@@ -99,7 +99,14 @@ constexpr ColumnFamily kFlushedFamilies[] = {ColumnFamily::kMetadata, ColumnFami
 Status Keyspace::FlushDatabase(int db) {
   Status s = EmptyDatabase(db);
   if (s.ok()) FlushEmptiedMemtables();
+  InvalidateAllTracked();
   return s;
+}
+
+void Keyspace::InvalidateAllTracked() {
+  if (invalidation_listener_ != nullptr && invalidation_listener_->Listening()) {
+    invalidation_listener_->OnAllKeysChanged();
+  }
 }
 
 void Keyspace::FlushEmptiedMemtables() {
@@ -160,6 +167,7 @@ Status Keyspace::FlushAll() {
     if (!s.ok()) return s;
   }
   FlushEmptiedMemtables();
+  InvalidateAllTracked();
   engine_->CompleteMetadataCacheIfEmpty();
   member_filters_.Clear();  // their collections are gone
   return Status::OK();
@@ -199,6 +207,7 @@ void Keyspace::NoteUntrackedMemberWrites() {
 Status Keyspace::ReloadState() {
   Status s = LoadState();
   watches_.TouchAll();
+  InvalidateAllTracked();
   return s;
 }
 
@@ -241,10 +250,14 @@ void Keyspace::ApplyCounterWrites(const std::vector<CounterWrite>& writes) {
 void Keyspace::NotifyKeyChanged(uint8_t physical_db, std::string_view key) {
   watches_.Touch(physical_db, key);
   if (touch_listener_ != nullptr) touch_listener_->OnKeyTouched(physical_db, key);
+  if (invalidation_listener_ != nullptr && invalidation_listener_->Listening()) {
+    invalidation_listener_->OnKeysChanged({key});
+  }
 }
 
 void Keyspace::NotifyDatabaseChanged(uint8_t physical_db) {
   watches_.TouchDatabase(physical_db);
+  InvalidateAllTracked();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -272,6 +285,10 @@ StatusOr<KeyState> Context::Lookup(int db, std::string_view key) {
   if (!state.meta.Decode(value)) return Status::IOError("corrupt metadata for a key");
   state.present = true;
   state.expired = state.meta.ExpiredAt(now_ms_);
+  if (state.expired) {
+    Keyspace::InvalidationListener* listener = keyspace_->invalidation_listener_;
+    if (listener != nullptr && listener->Listening()) lazily_expired_.Add(pdb, key);
+  }
   return state;
 }
 
@@ -462,6 +479,8 @@ void Context::Discard() {
   key_deltas_.fill(0);
   expire_deltas_.fill(0);
   touched_.clear();
+  changes_taken_ = 0;
+  lazily_expired_.clear();
   after_commit_.clear();  // a discarded PUBLISH is not delivered either
 }
 
@@ -487,6 +506,7 @@ Status Context::Commit() {
     key_deltas_.fill(0);
     expire_deltas_.fill(0);
     touched_.clear();
+    changes_taken_ = 0;
     after_commit_.clear();
     return Status::RedisError("ERR write failed: " + s.ToString());
   }
@@ -502,6 +522,7 @@ Status Context::Commit() {
     });
   }
   touched_.clear();
+  changes_taken_ = 0;
   std::vector<std::function<void()>> after;
   after.swap(after_commit_);
   for (auto& fn : after) fn();
