@@ -425,9 +425,10 @@ void PrefetchKeys(const Session& session, const CommandSpec& spec,
 // Runs the handler in `ctx`, once the caller holds the command's locks. False when the command
 // was refused instead: a write on a read-only replica, checked here under the keyspace lock
 // because a replica's link takes that lock exclusively once it starts, so no write that passed
-// this check can still be running when the link applies the master's data.
+// this check can still be running when the link applies the master's data. `tracking`: some
+// client tracks keys (Tracking::active(), read once per command by Dispatch).
 bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
-                std::vector<std::string>& argv, Reply& reply, Context& ctx) {
+                std::vector<std::string>& argv, Reply& reply, Context& ctx, bool tracking) {
   if (RejectedAsReplica(server, spec)) {
     reply.Error(kReadOnlyError);
     return false;
@@ -435,7 +436,6 @@ bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
   SetLastCommand(session, spec, argv);
   reply.SetLimit(static_cast<size_t>(server.config->max_reply_size.load()));
   PrefetchKeys(session, spec, argv, ctx);
-  const bool tracking = server.tracking.active();
   std::vector<std::string> read_keys;
   if (tracking && TracksReadsOf(session, spec)) CollectReadKeys(spec, argv, &read_keys);
   CommandContext c{server, session, argv, reply, ctx, false};
@@ -455,7 +455,7 @@ bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
 // (BUSY, READONLY) instead of run.
 bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
                std::vector<std::string>& argv, Reply& reply, std::string* out,
-               int64_t busy_threshold_ms, bool allowed_while_busy) {
+               int64_t busy_threshold_ms, bool allowed_while_busy, bool tracking) {
   size_t reply_start = out->size();
   bool exclusive = RunsExclusive(spec, argv);
   WriterPreferringMutex& mu = server.keyspace->exclusive();
@@ -474,7 +474,7 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
     return false;
   }
   Context ctx(server.keyspace);
-  if (!RunHandler(server, session, spec, argv, reply, ctx)) return false;
+  if (!RunHandler(server, session, spec, argv, reply, ctx, tracking)) return false;
   Status s = ctx.Commit();
   if (!s.ok()) {
     out->resize(reply_start);
@@ -515,7 +515,7 @@ class GroupedRun {
 
   // False when the command was refused (BUSY, READONLY) instead of run.
   bool Run(const CommandSpec& spec, std::vector<std::string>& argv, Reply& reply, std::string* out,
-           int64_t busy_threshold_ms) {
+           int64_t busy_threshold_ms, bool tracking) {
     // In a buffer the group keeps: a vector per command was one of a write's allocations.
     std::vector<size_t>& stripes = group_.next_stripes_;
     CollectStripes(server_, session_, spec, argv, &stripes);
@@ -536,7 +536,7 @@ class GroupedRun {
       return false;
     }
     size_t begin = out->size();
-    if (!RunHandler(server_, session_, spec, argv, reply, *group_.ctx_)) return false;
+    if (!RunHandler(server_, session_, spec, argv, reply, *group_.ctx_, tracking)) return false;
     group_.replies_.push_back({&session_, out, begin, out->size()});
     return true;
   }
@@ -758,13 +758,16 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   MarkCommandStart();
   uint64_t start = CommandClock::Now();
   size_t reply_start = out->size();
+  const bool tracking = server.tracking.active();
   bool ran =
-      grouped ? GroupedRun(server, session, *group).Run(*spec, argv, reply, out, threshold)
-              : RunLocked(server, session, *spec, argv, reply, out, threshold, allowed_while_busy);
+      grouped
+          ? GroupedRun(server, session, *group).Run(*spec, argv, reply, out, threshold, tracking)
+          : RunLocked(server, session, *spec, argv, reply, out, threshold, allowed_while_busy,
+                      tracking);
   if (!ran) return CountRejected(server, *spec, argv);
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
   Account(server, session, *spec, argv, start, CommandClock::Now());
-  if (server.tracking.active()) {
+  if (tracking) {
     // CLIENT CACHING covers the next command, or a whole transaction, and any CLIENT calls
     // before it, as in Redis.
     const bool keeps_caching = session.in_multi || strcmp(spec->name, "client") == 0;
