@@ -129,6 +129,9 @@ class Keyspace {
   void ApplyCounterWrites(const std::vector<CounterWrite>& writes);
   void NotifyKeyChanged(uint8_t physical_db, std::string_view key);
   void NotifyDatabaseChanged(uint8_t physical_db);
+  // Tells the invalidation listener, if any client tracks keys, that every key may have changed
+  // (flushes, a replica's full sync, or the flushes in a batch of its master's).
+  void InvalidateAllTracked();
 
   void Close();
 
@@ -137,10 +140,9 @@ class Keyspace {
   friend class ActiveExpirer;
   Keyspace() = default;
   Status LoadState();
-  // FLUSHDB's batch for one database, committed; FlushDatabase and FlushAll then start one flush.
-  Status EmptyDatabase(int db);
-  // Tells the invalidation listener, if any client tracks keys, that every key may have changed.
-  void InvalidateAllTracked();
+  // The batch that empties logical databases [first, end), committed; FlushDatabase and
+  // FlushAll then start one flush.
+  Status EmptyDatabases(int first, int end);
   // The watched keys of logical database `db` that are live there or, unless `other` is -1, in
   // logical database `other`: the keys whose watchers Redis marks dirty when FLUSHDB, FLUSHALL
   // or SWAPDB changes them (a watched key that exists on neither side keeps its transaction).

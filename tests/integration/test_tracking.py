@@ -532,3 +532,38 @@ def test_redis_py_resp3_connection_sees_invalidations(server, r):
         assert pushes == [["invalidate", ["k"]]]
     finally:
         conn.disconnect()
+
+
+# ---------------------------------------------------------------------------------------------
+# replicas
+
+
+def test_a_replicas_tracking_clients_hear_of_their_masters_writes(start_server, target):
+    from resp import RawConn
+    extra = [("repl-diskless-sync-delay", "0")] if target == "redis" else []
+    master = start_server(extra, name="master")
+    replica = start_server([("replicaof", "127.0.0.1 %d" % master.port)] + extra,
+                           name="replica")
+    m = master.client()
+    rc = replica.client()
+    assert wait_until(lambda: rc.info("replication").get("master_link_status") == "up",
+                      timeout=30)
+    m.set("k", "v0")
+    assert wait_until(lambda: rc.get("k") == "v0", timeout=10)
+    a = RawConn(replica.port)
+    try:
+        a.call("HELLO", "3")
+        assert a.call("CLIENT", "TRACKING", "on") == OK
+        assert a.call("GET", "k") == ("$", b"v0")
+        m.set("k", "v1")
+        assert a.read() == invalidate("k")
+        assert a.call("GET", "k") == ("$", b"v1")
+        m.flushall()
+        assert a.read() == NULL_INVALIDATE
+        # The master's expirer deletes the key; the replica applies the deletion.
+        m.set("t", "x", px=300)
+        assert wait_until(lambda: rc.exists("t"), timeout=10)
+        assert a.call("GET", "t") == ("$", b"x")
+        assert a.read() == invalidate("t")
+    finally:
+        a.close()
