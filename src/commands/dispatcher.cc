@@ -759,12 +759,16 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   uint64_t start = CommandClock::Now();
   size_t reply_start = out->size();
   const bool tracking = server.tracking.active();
+  if (tracking) server.tracking.StartCommand(session);
   bool ran =
       grouped
           ? GroupedRun(server, session, *group).Run(*spec, argv, reply, out, threshold, tracking)
           : RunLocked(server, session, *spec, argv, reply, out, threshold, allowed_while_busy,
                       tracking);
-  if (!ran) return CountRejected(server, *spec, argv);
+  if (!ran) {
+    if (tracking) server.tracking.FinishCommand(session, true);
+    return CountRejected(server, *spec, argv);
+  }
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
   Account(server, session, *spec, argv, start, CommandClock::Now());
   if (tracking) {

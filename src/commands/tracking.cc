@@ -22,8 +22,12 @@ constexpr const char* kRedirectBroken = "tracking-redir-broken";
 struct SelfInvalidation {
   uint64_t target;
   std::string key;
+  bool all;  // a flush: the null invalidation
 };
 thread_local std::vector<SelfInvalidation> t_self_pending;
+// The client whose command runs on this thread while some client tracks (0: none): a flush
+// inside it reaches it after its reply, as its own invalidations do.
+thread_local uint64_t t_running_client = 0;
 
 // The keys as a RESP array of bulk strings (the same in RESP2 and RESP3); empty: null, all keys.
 std::string EncodeKeys(const std::vector<std::string>& keys, bool all) {
@@ -196,7 +200,7 @@ void Tracking::InvalidateLocked(uint64_t writer, std::string_view key, std::vect
     if (it == states_.end() || (it->second.flags & tracking_flag::kBcast)) continue;
     if (id == writer) {
       if (!(it->second.flags & tracking_flag::kNoLoop)) {
-        t_self_pending.push_back({id, std::string(key)});
+        t_self_pending.push_back({id, std::string(key), false});
       }
       continue;
     }
@@ -282,10 +286,19 @@ void Tracking::ChangedKeys(uint64_t writer, const std::vector<std::string_view>&
   Send(deliveries, nullptr);
 }
 
+void Tracking::StartCommand(const Session& session) {
+  t_running_client = session.id;
+}
+
 void Tracking::FinishCommand(Session& session, bool keeps_caching) {
   std::vector<Delivery> deliveries;
+  t_running_client = 0;
   for (SelfInvalidation& pending : t_self_pending) {
-    deliveries.push_back({pending.target, {std::move(pending.key)}, false});
+    if (pending.all) {
+      deliveries.push_back({pending.target, {}, true});
+    } else {
+      deliveries.push_back({pending.target, {std::move(pending.key)}, false});
+    }
   }
   t_self_pending.clear();
   const bool ends_caching =
@@ -316,7 +329,13 @@ void Tracking::OnAllKeysChanged() {
   std::vector<Delivery> deliveries;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [id, state] : states_) deliveries.push_back({id, {}, true});
+    for (const auto& [id, state] : states_) {
+      if (id == t_running_client) {
+        t_self_pending.push_back({id, std::string(), true});
+      } else {
+        deliveries.push_back({id, {}, true});
+      }
+    }
     keys_.clear();
     items_ = 0;
   }

@@ -91,6 +91,9 @@ class Tracking : public Keyspace::InvalidationListener {
   void ChangedKeys(uint64_t writer, const std::vector<std::string_view>& keys);
   // The keys a read-only command of tracking client `reader` read.
   void Remember(uint64_t reader, const std::vector<std::string>& keys);
+  // Before a client's command on this thread, while some client tracks: a flush it makes
+  // reaches it after its reply.
+  void StartCommand(const Session& session);
   // At the end of a client's command on this thread: its own invalidations go to
   // session.pushes_after_reply (or its redirect), BCAST announcements go out, and CLIENT CACHING
   // ends unless the command was CLIENT or the client is in MULTI.

@@ -277,6 +277,17 @@ def test_flushall_and_flushdb_send_a_null_invalidation_to_every_tracking_client(
     assert a.read() == NULL_INVALIDATE
 
 
+@pytest.mark.basalt_only(reason="Redis 7.2 sends a client's own flush invalidation after the "
+                         "reply; the 7.0 oracle sends it before")
+def test_own_flush_invalidation_follows_the_reply(conns):
+    a = tracker(conns)
+    a.send("FLUSHALL")
+    a.send("PING")
+    assert a.read() == OK
+    assert a.read() == NULL_INVALIDATE
+    assert a.read() == PONG
+
+
 def test_flush_reaches_a_resp2_redirect_as_a_null_message(conns):
     sub = conns()
     sub_id = client_id(sub)
