@@ -578,3 +578,36 @@ def test_a_replicas_tracking_clients_hear_of_their_masters_writes(start_server, 
         assert a.read() == invalidate("t")
     finally:
         a.close()
+
+
+def test_clients_on_every_worker_get_each_invalidation_once(conns, server):
+    """Tracking clients and writers spread over the workers: every tracked key written by
+    concurrent writers reaches every reader exactly once."""
+    import threading
+    keys = ["key:%d" % i for i in range(40)]
+    readers = [tracker(conns) for _ in range(6)]
+    for c in readers:
+        assert c.call("MGET", *keys)[0] == "*"
+
+    def write(part):
+        w = server.client()
+        try:
+            for _ in range(3):  # only the first write of each key is tracked
+                for key in keys[part::4]:
+                    w.set(key, "v")
+        finally:
+            w.close()
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for c in readers:
+        got = []
+        for _ in keys:
+            push = c.read()
+            assert push[0] == ">" and push[1][0] == ("$", b"invalidate")
+            got.extend(k[1].decode() for k in push[1][1][1])
+        assert sorted(got) == sorted(keys)
+        assert_quiet(c)
