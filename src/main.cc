@@ -281,6 +281,7 @@ std::string ExecutablePath(const char* argv0) {
 void ConnectEventHandlers(basalt::ServerState& state, basalt::ReplicationManager& replication,
                           basalt::Scripting& scripting) {
   state.keyspace->SetTouchListener(&state.blocking);
+  state.keyspace->SetInvalidationListener(&state.tracking);
   replication.SetAckListener([&state] { state.blocking.OnReplicaAck(); });
   // Published messages arrive with the master's batches; the replica's subscribers get them.
   replication.SetEventHandler(
@@ -360,6 +361,7 @@ int main(int argc, char** argv) {
   state.run_id = RandomRunId();
   state.tcp_port = static_cast<int>(config.GetInt("port"));
   state.pubsub.set_config(&config);
+  state.tracking.set_config(&config);
   basalt::Status stats_config = basalt::InstallStatsConfigHooks(config, state);
   if (!stats_config.ok()) {
     LOG(ERROR) << stats_config.message();

@@ -129,6 +129,7 @@ void ResetCommand(CommandContext& c) {
   ResetTransaction(c.server, c.session);
   c.server.pubsub.UnsubscribeAll(c.session);
   c.server.monitors.Remove(c.session);
+  c.server.tracking.Disable(c.session);
   c.session.db = 0;
   c.session.resp = 2;
   c.reply.set_resp(2);
@@ -164,6 +165,10 @@ std::string ClientInfoLine(const Session& s) {
   if (s.monitor.load(std::memory_order_relaxed)) flags += "O";
   if (s.subscriptions.total() > 0) flags += "P";
   if (s.in_multi) flags += "x";
+  const uint32_t tracking = s.tracking_flags.load(std::memory_order_relaxed);
+  if (tracking & tracking_flag::kOn) flags += "t";
+  if (tracking & tracking_flag::kBrokenRedirect) flags += "R";
+  if (tracking & tracking_flag::kBcast) flags += "B";
   if (s.no_evict.load(std::memory_order_relaxed)) flags += "e";
   if (s.no_touch.load(std::memory_order_relaxed)) flags += "T";
   line += " flags=" + (flags.empty() ? std::string("N") : flags);
@@ -175,7 +180,10 @@ std::string ClientInfoLine(const Session& s) {
   line += " qbuf=" + std::to_string(s.query_buffer_bytes.load()) + " qbuf-free=0";
   line += " argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0";
   line += " omem=" + std::to_string(s.output_buffer_bytes.load() + s.output.queued_bytes());
-  line += " tot-mem=0 events=r cmd=" + cmd + " user=" + user + " redir=-1";
+  line += " tot-mem=0 events=r cmd=" + cmd + " user=" + user;
+  line += " redir=" + std::to_string((tracking & tracking_flag::kOn)
+                                         ? static_cast<int64_t>(s.tracking_redirect.load())
+                                         : int64_t{-1});
   line += " resp=" + std::to_string(s.resp.load());
   line += " lib-name=" + lib_name + " lib-ver=" + lib_ver;
   return line;
@@ -358,6 +366,10 @@ void ClientUnblock(CommandContext& c) {
 void ClientHelp(CommandContext& c) {
   static const std::string kHelp[] = {
       "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+      "CACHING (YES|NO)",
+      "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+      "GETREDIR",
+      "    Return the client ID we are redirecting to when tracking is enabled.",
       "GETNAME",
       "    Return the name of the current connection.",
       "ID",
@@ -396,6 +408,11 @@ void ClientHelp(CommandContext& c) {
       "    * LIB-VER: the client lib version.",
       "UNBLOCK <clientid> [TIMEOUT|ERROR]",
       "    Unblock the specified blocked client.",
+      "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+      "         [OPTIN] [OPTOUT] [NOLOOP]",
+      "    Control server assisted client side caching.",
+      "TRACKINGINFO",
+      "    Report tracking status for the current connection.",
       "NO-EVICT (ON|OFF)",
       "    Protect current client connection from eviction.",
       "NO-TOUCH (ON|OFF)",
@@ -467,6 +484,10 @@ void ClientCommand(CommandContext& c) {
     return c.reply.Ok();
   }
   if (sub == "unblock" && c.argc() >= 3) return ClientUnblock(c);
+  if (sub == "tracking" && c.argc() >= 3) return ClientTrackingCommand(c);
+  if (sub == "caching" && c.argc() >= 3) return ClientCachingCommand(c);
+  if (sub == "getredir" && c.argc() == 2) return ClientGetRedirCommand(c);
+  if (sub == "trackinginfo" && c.argc() == 2) return ClientTrackingInfoCommand(c);
   if (sub == "help") return ClientHelp(c);
   c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +
                 "'. Try CLIENT HELP.");
@@ -497,7 +518,8 @@ const std::vector<CommandSpec> kConnectionCommands = {
      "no-evict:3:@admin@slow@dangerous@connection no-touch:3:@slow@connection "
      "reply:3:@slow@connection pause:-3:@admin@slow@dangerous@connection "
      "unpause:2:@admin@slow@dangerous@connection unblock:-3:@admin@slow@dangerous@connection "
-     "help:2:@slow@connection"},
+     "tracking:-3:@slow@connection caching:3:@slow@connection getredir:2:@slow@connection "
+     "trackinginfo:2:@slow@connection help:2:@slow@connection"},
 };
 
 }  // namespace

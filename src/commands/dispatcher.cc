@@ -255,6 +255,33 @@ bool RunHandlerFeedingMonitors(ServerState& server, Session& session, const Comm
   return true;
 }
 
+// Client-side caching (commands/tracking.h). A tracking client's read-only command has its keys
+// remembered (the EVAL family's are not: the commands its script runs count instead; nor are a
+// Pub/Sub command's shard channels). Copied before the handler runs, which may consume argv.
+// Called only while some client tracks.
+bool TracksReadsOf(const Session& session, const CommandSpec& spec) {
+  const uint32_t flags = session.tracking_flags.load(std::memory_order_relaxed);
+  return (flags & (tracking_flag::kOn | tracking_flag::kBcast)) == tracking_flag::kOn &&
+         (spec.flags & kCmdReadOnly) && !(spec.flags & (kCmdOffload | kCmdPubSub));
+}
+
+void CollectReadKeys(const CommandSpec& spec, const std::vector<std::string>& argv,
+                     std::vector<std::string>* keys) {
+  CommandTable::ForEachKeyIndex(spec, argv, [&](size_t i) { keys->push_back(argv[i]); });
+}
+
+// After a command ran in `ctx` for `session` (a script's client has its caller's id): what it
+// changed is invalidated as this client's change, then what it read is remembered, in Redis's
+// order (a key a command both changes and reads stays tracked).
+void TrackCommand(ServerState& server, const Session& session, Context& ctx,
+                  const std::vector<std::string>& read_keys) {
+  thread_local std::vector<std::string_view> changed;
+  changed.clear();
+  ctx.TakeChangedKeys([](std::string_view key) { changed.push_back(key); });
+  if (!changed.empty()) server.tracking.ChangedKeys(session.id, changed);
+  if (!read_keys.empty()) server.tracking.Remember(session.id, read_keys);
+}
+
 }  // namespace
 
 const char* BusyScriptError(const ScriptGuard& guard) {
@@ -339,6 +366,9 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
     return;
   }
   if (in_exec) MarkCommandStart();
+  const bool tracking = server.tracking.active();
+  std::vector<std::string> read_keys;
+  if (tracking && TracksReadsOf(session, spec)) CollectReadKeys(spec, argv, &read_keys);
   uint64_t start = CommandClock::Now();
   CommandContext c{server, session, argv, reply, ctx, in_exec};
   if (server.monitors.active()) {
@@ -346,6 +376,7 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
   } else {
     spec.handler(c);
   }
+  if (tracking) TrackCommand(server, session, ctx, read_keys);
   if (in_exec) Account(server, session, spec, argv, start, CommandClock::Now());
 }
 
@@ -403,9 +434,10 @@ void PrefetchKeys(const Session& session, const CommandSpec& spec,
 // Runs the handler in `ctx`, once the caller holds the command's locks. False when the command
 // was refused instead: a write on a read-only replica, checked here under the keyspace lock
 // because a replica's link takes that lock exclusively once it starts, so no write that passed
-// this check can still be running when the link applies the master's data.
+// this check can still be running when the link applies the master's data. `tracking`: some
+// client tracks keys (Tracking::active(), read once per command by Dispatch).
 bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
-                std::vector<std::string>& argv, Reply& reply, Context& ctx) {
+                std::vector<std::string>& argv, Reply& reply, Context& ctx, bool tracking) {
   if (RejectedAsReplica(server, spec)) {
     reply.Error(kReadOnlyError);
     return false;
@@ -413,10 +445,17 @@ bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
   SetLastCommand(session, spec, argv);
   reply.SetLimit(static_cast<size_t>(server.config->max_reply_size.load()));
   PrefetchKeys(session, spec, argv, ctx);
+  std::vector<std::string> read_keys;
+  if (tracking && TracksReadsOf(session, spec)) CollectReadKeys(spec, argv, &read_keys);
   CommandContext c{server, session, argv, reply, ctx, false};
-  if (server.monitors.active()) return RunHandlerFeedingMonitors(server, session, spec, c);
-  spec.handler(c);
-  return true;
+  bool ran = true;
+  if (server.monitors.active()) {
+    ran = RunHandlerFeedingMonitors(server, session, spec, c);
+  } else {
+    spec.handler(c);
+  }
+  if (tracking) TrackCommand(server, session, ctx, read_keys);
+  return ran;
 }
 
 // Runs an admitted command under the keyspace lock and its key locks, in a fresh Context that
@@ -425,7 +464,7 @@ bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
 // (BUSY, READONLY) instead of run.
 bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
                std::vector<std::string>& argv, Reply& reply, std::string* out,
-               int64_t busy_threshold_ms, bool allowed_while_busy) {
+               int64_t busy_threshold_ms, bool allowed_while_busy, bool tracking) {
   size_t reply_start = out->size();
   bool exclusive = RunsExclusive(spec, argv);
   WriterPreferringMutex& mu = server.keyspace->exclusive();
@@ -444,7 +483,7 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
     return false;
   }
   Context ctx(server.keyspace);
-  if (!RunHandler(server, session, spec, argv, reply, ctx)) return false;
+  if (!RunHandler(server, session, spec, argv, reply, ctx, tracking)) return false;
   Status s = ctx.Commit();
   if (!s.ok()) {
     out->resize(reply_start);
@@ -485,7 +524,7 @@ class GroupedRun {
 
   // False when the command was refused (BUSY, READONLY) instead of run.
   bool Run(const CommandSpec& spec, std::vector<std::string>& argv, Reply& reply, std::string* out,
-           int64_t busy_threshold_ms) {
+           int64_t busy_threshold_ms, bool tracking) {
     // In a buffer the group keeps: a vector per command was one of a write's allocations.
     std::vector<size_t>& stripes = group_.next_stripes_;
     CollectStripes(server_, session_, spec, argv, &stripes);
@@ -506,7 +545,7 @@ class GroupedRun {
       return false;
     }
     size_t begin = out->size();
-    if (!RunHandler(server_, session_, spec, argv, reply, *group_.ctx_)) return false;
+    if (!RunHandler(server_, session_, spec, argv, reply, *group_.ctx_, tracking)) return false;
     group_.replies_.push_back({&session_, out, begin, out->size()});
     return true;
   }
@@ -728,12 +767,25 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   MarkCommandStart();
   uint64_t start = CommandClock::Now();
   size_t reply_start = out->size();
+  const bool tracking = server.tracking.active();
+  if (tracking) server.tracking.StartCommand(session);
   bool ran =
-      grouped ? GroupedRun(server, session, *group).Run(*spec, argv, reply, out, threshold)
-              : RunLocked(server, session, *spec, argv, reply, out, threshold, allowed_while_busy);
-  if (!ran) return CountRejected(server, *spec, argv);
+      grouped
+          ? GroupedRun(server, session, *group).Run(*spec, argv, reply, out, threshold, tracking)
+          : RunLocked(server, session, *spec, argv, reply, out, threshold, allowed_while_busy,
+                      tracking);
+  if (!ran) {
+    if (tracking) server.tracking.FinishCommand(session, true);
+    return CountRejected(server, *spec, argv);
+  }
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);
   Account(server, session, *spec, argv, start, CommandClock::Now());
+  if (tracking) {
+    // CLIENT CACHING covers the next command, or a whole transaction, and any CLIENT calls
+    // before it, as in Redis.
+    const bool keeps_caching = session.in_multi || strcmp(spec->name, "client") == 0;
+    server.tracking.FinishCommand(session, keeps_caching);
+  }
   if (!session.pushes_after_reply.empty()) {
     out->append(session.pushes_after_reply);
     session.pushes_after_reply.clear();

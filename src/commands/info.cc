@@ -132,7 +132,7 @@ void ClientsSection(ServerState& s, InfoWriter& w) {
   w.Field("client_recent_max_input_buffer", max_in);
   w.Field("client_recent_max_output_buffer", max_out);
   w.Field("blocked_clients", s.blocking.blocked_clients());
-  w.Field("tracking_clients", 0);
+  w.Field("tracking_clients", s.tracking.clients());
   w.Field("clients_in_timeout_table", 0);
   w.Field("total_blocking_keys", s.blocking.BlockingKeys());
   w.Field("total_blocking_keys_on_nokey", 0);
@@ -324,9 +324,9 @@ void StatsSection(ServerState& s, InfoWriter& w) {
   w.Field("active_defrag_key_misses", 0);
   w.Field("total_active_defrag_time", 0);
   w.Field("current_active_defrag_time", 0);
-  w.Field("tracking_total_keys", 0);
-  w.Field("tracking_total_items", 0);
-  w.Field("tracking_total_prefixes", 0);
+  w.Field("tracking_total_keys", s.tracking.total_keys());
+  w.Field("tracking_total_items", s.tracking.total_items());
+  w.Field("tracking_total_prefixes", s.tracking.total_prefixes());
   w.Field("unexpected_error_replies", 0);
   w.Field("total_error_replies", ProcessErrorStats().total());
   w.Field("dump_payload_sanitizations", 0);

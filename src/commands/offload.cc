@@ -14,6 +14,7 @@ void CommandOffloader::Submit(const Session& session, std::vector<std::string> a
   job.db = session.db.load();
   job.resp = session.resp.load();
   job.addr = session.addr;
+  job.tracking_flags = session.tracking_flags.load(std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(session.info_mu);
     job.name = session.name;
@@ -63,6 +64,7 @@ void CommandOffloader::Run(Job& job) {
   session.name = job.name;
   session.user_name = job.user_name;
   session.offloaded = true;
+  session.tracking_flags = job.tracking_flags;
   std::string out;
   Dispatch(*server_, session, job.argv, &out);
   if (session.close_after_reply && job.close) return job.close();

@@ -42,7 +42,8 @@ class CommandOffloader {
     int resp;
     std::string addr;
     std::string name;
-    std::string user_name;  // the ACL user the command (and a script's redis.call) runs as
+    std::string user_name;    // the ACL user the command (and a script's redis.call) runs as
+    uint32_t tracking_flags;  // client-side caching: a script's reads are the client's
     std::vector<std::string> argv;
     std::function<void(std::string)> deliver;
     // Closes the client: its reply was cut at max-reply-size, which the job's own Session

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <shared_mutex>
 
+#include "commands/tracking.h"
 #include "common/clock.h"
 #include "common/strutil.h"
 
@@ -145,6 +146,10 @@ void WriteQueuedMessages(Session& session, Reply& reply) {
     if (m.kind == PubSubKind::kMonitor) {
       // A monitor gets its lines as status replies, in either protocol, while it monitors.
       if (session.monitor.load(std::memory_order_relaxed)) reply.Simple(m.message->payload);
+      continue;
+    }
+    if (m.kind == PubSubKind::kTracking) {
+      WriteTrackingMessage(session, reply, m.message->channel, m.message->payload);
       continue;
     }
     const std::string& name = m.kind == PubSubKind::kPattern ? m.pattern : m.message->channel;

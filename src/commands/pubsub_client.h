@@ -30,8 +30,10 @@
 namespace basalt {
 
 // kMonitor is no subscription: a MONITOR line (the message's payload) queued like a message
-// (commands/monitor.h); kPubSubKindCount counts the subscription kinds only.
-enum class PubSubKind : int { kChannel = 0, kPattern = 1, kShard = 2, kMonitor = 3 };
+// (commands/monitor.h); nor is kTracking, a client-side caching message whose channel names
+// its kind and whose payload its value (commands/tracking.h). kPubSubKindCount counts the
+// subscription kinds only.
+enum class PubSubKind : int { kChannel = 0, kPattern = 1, kShard = 2, kMonitor = 3, kTracking = 4 };
 constexpr int kPubSubKindCount = 3;
 
 // One published message, shared by all its receivers.

@@ -20,6 +20,7 @@
 #include "commands/pubsub.h"
 #include "commands/script_guard.h"
 #include "commands/session.h"
+#include "commands/tracking.h"
 #include "config/config.h"
 #include "repl/replication.h"
 #include "security/acl_log.h"
@@ -63,6 +64,7 @@ struct ServerState {
   ReplicationManager* replication = nullptr;
   Failover* failover = nullptr;
   ClientRegistry clients;
+  Tracking tracking{&clients};
   SlowLog slowlog;
   ServerCounters counters;
   CommandStats command_stats{CommandTable::Get().StatSlotCount()};  // CommandTable::StatSlotOf

@@ -20,6 +20,12 @@ std::vector<std::shared_ptr<Session>> ClientRegistry::Snapshot() const {
   return out;
 }
 
+std::shared_ptr<Session> ClientRegistry::Find(uint64_t id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = sessions_.find(id);
+  return it == sessions_.end() ? nullptr : it->second;
+}
+
 size_t ClientRegistry::size() const {
   std::lock_guard<std::mutex> lock(mu_);
   return sessions_.size();

@@ -128,6 +128,12 @@ struct Session : std::enable_shared_from_this<Session> {
   // A script's own client: monitors show its calls as "lua".
   bool script_client = false;
 
+  // Client-side caching (commands/tracking.h): the tracking_flag bits and the REDIRECT id, kept
+  // by the tracking registry; the dispatcher reads the flags after each command, CLIENT LIST
+  // from other threads.
+  std::atomic<uint32_t> tracking_flags{0};
+  std::atomic<uint64_t> tracking_redirect{0};
+
   // Pub/Sub: what this client listens to, and messages other threads queued for it.
   Subscriptions subscriptions;
   ClientOutput output;
@@ -142,6 +148,8 @@ class ClientRegistry {
   void Add(const std::shared_ptr<Session>& session);
   void Remove(uint64_t id);
   std::vector<std::shared_ptr<Session>> Snapshot() const;
+  // The client with this id, or nullptr.
+  std::shared_ptr<Session> Find(uint64_t id) const;
   size_t size() const;
   uint64_t NextId() { return next_id_.fetch_add(1) + 1; }
 

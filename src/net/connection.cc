@@ -46,6 +46,7 @@ Connection::~Connection() {
   session_->output.Close();
   worker_->state()->pubsub.UnsubscribeAll(*session_);
   worker_->state()->monitors.Remove(*session_);
+  worker_->state()->tracking.Disable(*session_);
   if (session_->block.active) worker_->state()->blocking.Unblock(*session_);
   ResetTransaction(*worker_->state(), *session_);
   worker_->state()->clients.Remove(session_->id);

@@ -259,8 +259,12 @@ Status BatchApplier::Commit(const ReplicaPosition& position, const std::atomic<b
   keyspace_->ApplyCounterWrites(counter_writes_);
   keyspace_->NoteUntrackedMemberWrites();
   for (uint8_t db : touched_databases_) keyspace_->NotifyDatabaseChanged(db);
-  // A master's FLUSHDB: what it left dead in this replica's memtables goes as on the master.
-  if (!touched_databases_.empty()) keyspace_->FlushEmptiedMemtables();
+  // A master's FLUSHDB: what it left dead in this replica's memtables goes as on the master,
+  // and tracking clients hear of it once, however many databases it emptied.
+  if (!touched_databases_.empty()) {
+    keyspace_->FlushEmptiedMemtables();
+    keyspace_->InvalidateAllTracked();
+  }
   for (const auto& [db, key] : touched_keys_) keyspace_->NotifyKeyChanged(db, key);
   keys.Release();
   if (shared.owns_lock()) shared.unlock();

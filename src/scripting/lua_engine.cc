@@ -386,6 +386,8 @@ void LuaEngine::RunCommand(CommandContext& c, const std::string& name, int funct
   // Redis's Lua client has no connection: the slowlog shows its commands as "?:0"'s.
   session.addr = "?:0";
   session.script_client = true;
+  // Client-side caching: the keys the script's commands read are the calling client's.
+  session.tracking_flags = c.session.tracking_flags.load(std::memory_order_relaxed);
   ScriptRun run;
   run.server = server_;
   run.ctx = &c.ctx;

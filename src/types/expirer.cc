@@ -106,6 +106,10 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
 
   Context ctx(keyspace_);
   int64_t deleted = 0;
+  // Client-side caching hears of the deleted keys once they are gone.
+  Keyspace::InvalidationListener* tracking = keyspace_->invalidation_listener();
+  if (tracking != nullptr && !tracking->Listening()) tracking = nullptr;
+  std::vector<std::string_view> deleted_keys;
   for (const auto& d : due) {
     // A writer may have retired this key between the scan and the lock: then it also removed
     // the index entry, and the key's count is no longer ours to drop.
@@ -127,6 +131,7 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
       ctx.batch().Delete(ColumnFamily::kMetadata, meta_key);
       ctx.touched_.Add(d.pdb, d.key);
       ctx.Notify(notify::kExpired, "expired", keyspace_->Logical(d.pdb), d.key);
+      if (tracking != nullptr) deleted_keys.push_back(d.key);
       deleted++;
     }
   }
@@ -136,6 +141,7 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
     *more = false;
     return 0;
   }
+  if (!deleted_keys.empty()) tracking->OnKeysChanged(deleted_keys);
   *resume_from = due.back().index_key;
   resume_from->push_back('\0');  // strictly after the last consumed entry
   return deleted;

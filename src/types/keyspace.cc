@@ -97,9 +97,16 @@ constexpr ColumnFamily kFlushedFamilies[] = {ColumnFamily::kMetadata, ColumnFami
 }  // namespace
 
 Status Keyspace::FlushDatabase(int db) {
-  Status s = EmptyDatabase(db);
+  Status s = EmptyDatabases(db, db + 1);
   if (s.ok()) FlushEmptiedMemtables();
+  InvalidateAllTracked();
   return s;
+}
+
+void Keyspace::InvalidateAllTracked() {
+  if (invalidation_listener_ != nullptr && invalidation_listener_->Listening()) {
+    invalidation_listener_->OnAllKeysChanged();
+  }
 }
 
 void Keyspace::FlushEmptiedMemtables() {
@@ -128,38 +135,49 @@ std::vector<std::string> Keyspace::WatchedKeysLiveIn(int db, int other) {
   return keys;
 }
 
-Status Keyspace::EmptyDatabase(int db) {
-  uint8_t pdb = Physical(db);
-  std::vector<std::string> changed = WatchedKeysLiveIn(db, -1);
+Status Keyspace::EmptyDatabases(int first, int end) {
+  struct Emptied {
+    uint8_t pdb;
+    uint64_t epoch;
+    std::vector<std::string> changed;  // watched keys that were live
+  };
+  std::vector<Emptied> emptied;
   Batch batch(engine_.get());
-  // The data goes with range deletes; bumping the epoch orphans this database's expiry index
-  // entries, which the expirer then discards without touching the (reset) counts.
-  for (ColumnFamily cf : kFlushedFamilies)
-    batch.DeleteRange(cf, DatabaseBegin(pdb), DatabaseEnd(pdb));
-  // The reclaimers compact the files in the range, which no later write over those keys reaches.
-  for (ColumnFamily cf : {ColumnFamily::kSubkey, ColumnFamily::kZsetScore})
-    batch.NoteDeadRange(cf, DatabaseBegin(pdb), DatabaseEnd(pdb));
-  uint64_t epoch = epochs_[pdb] + 1;
-  std::string epoch_value;
-  PutFixed64(&epoch_value, epoch);
-  batch.Put(ColumnFamily::kCounters, KeysCounterKey(pdb), EncodeCounter(0));
-  batch.Put(ColumnFamily::kCounters, ExpiresCounterKey(pdb), EncodeCounter(0));
-  batch.Put(ColumnFamily::kCounters, EpochKey(pdb), epoch_value);
+  for (int db = first; db < end; db++) {
+    uint8_t pdb = Physical(db);
+    Emptied e{pdb, epochs_[pdb] + 1, WatchedKeysLiveIn(db, -1)};
+    // The data goes with range deletes; bumping the epoch orphans this database's expiry index
+    // entries, which the expirer then discards without touching the (reset) counts.
+    for (ColumnFamily cf : kFlushedFamilies)
+      batch.DeleteRange(cf, DatabaseBegin(pdb), DatabaseEnd(pdb));
+    // The reclaimers compact the files in the range, which no later write over those keys
+    // reaches.
+    for (ColumnFamily cf : {ColumnFamily::kSubkey, ColumnFamily::kZsetScore})
+      batch.NoteDeadRange(cf, DatabaseBegin(pdb), DatabaseEnd(pdb));
+    std::string epoch_value;
+    PutFixed64(&epoch_value, e.epoch);
+    batch.Put(ColumnFamily::kCounters, KeysCounterKey(pdb), EncodeCounter(0));
+    batch.Put(ColumnFamily::kCounters, ExpiresCounterKey(pdb), EncodeCounter(0));
+    batch.Put(ColumnFamily::kCounters, EpochKey(pdb), epoch_value);
+    emptied.push_back(std::move(e));
+  }
   rocksdb::Status s = batch.Commit();
   if (!s.ok()) return Status::IOError(s.ToString());
-  keys_[pdb] = 0;
-  expires_[pdb] = 0;
-  epochs_[pdb] = epoch;
-  for (const std::string& key : changed) watches_.Touch(pdb, key);
+  for (const Emptied& e : emptied) {
+    keys_[e.pdb] = 0;
+    expires_[e.pdb] = 0;
+    epochs_[e.pdb] = e.epoch;
+    for (const std::string& key : e.changed) watches_.Touch(e.pdb, key);
+  }
   return Status::OK();
 }
 
 Status Keyspace::FlushAll() {
-  for (int db = 0; db < databases_; db++) {
-    Status s = EmptyDatabase(db);
-    if (!s.ok()) return s;
-  }
+  // One batch for every database: a replica applies it (and tells its tracking clients) once.
+  Status s = EmptyDatabases(0, databases_);
+  if (!s.ok()) return s;
   FlushEmptiedMemtables();
+  InvalidateAllTracked();
   engine_->CompleteMetadataCacheIfEmpty();
   member_filters_.Clear();  // their collections are gone
   return Status::OK();
@@ -199,6 +217,7 @@ void Keyspace::NoteUntrackedMemberWrites() {
 Status Keyspace::ReloadState() {
   Status s = LoadState();
   watches_.TouchAll();
+  InvalidateAllTracked();
   return s;
 }
 
@@ -241,6 +260,9 @@ void Keyspace::ApplyCounterWrites(const std::vector<CounterWrite>& writes) {
 void Keyspace::NotifyKeyChanged(uint8_t physical_db, std::string_view key) {
   watches_.Touch(physical_db, key);
   if (touch_listener_ != nullptr) touch_listener_->OnKeyTouched(physical_db, key);
+  if (invalidation_listener_ != nullptr && invalidation_listener_->Listening()) {
+    invalidation_listener_->OnKeysChanged({key});
+  }
 }
 
 void Keyspace::NotifyDatabaseChanged(uint8_t physical_db) {
@@ -272,6 +294,10 @@ StatusOr<KeyState> Context::Lookup(int db, std::string_view key) {
   if (!state.meta.Decode(value)) return Status::IOError("corrupt metadata for a key");
   state.present = true;
   state.expired = state.meta.ExpiredAt(now_ms_);
+  if (state.expired) {
+    Keyspace::InvalidationListener* listener = keyspace_->invalidation_listener_;
+    if (listener != nullptr && listener->Listening()) lazily_expired_.Add(pdb, key);
+  }
   return state;
 }
 
@@ -462,6 +488,8 @@ void Context::Discard() {
   key_deltas_.fill(0);
   expire_deltas_.fill(0);
   touched_.clear();
+  changes_taken_ = 0;
+  lazily_expired_.clear();
   after_commit_.clear();  // a discarded PUBLISH is not delivered either
 }
 
@@ -487,6 +515,7 @@ Status Context::Commit() {
     key_deltas_.fill(0);
     expire_deltas_.fill(0);
     touched_.clear();
+    changes_taken_ = 0;
     after_commit_.clear();
     return Status::RedisError("ERR write failed: " + s.ToString());
   }
@@ -502,6 +531,8 @@ Status Context::Commit() {
     });
   }
   touched_.clear();
+  changes_taken_ = 0;
+  lazily_expired_.clear();
   std::vector<std::function<void()>> after;
   after.swap(after_commit_);
   for (auto& fn : after) fn();

@@ -80,6 +80,24 @@ class Keyspace {
   };
   void SetTouchListener(TouchListener* listener) { touch_listener_ = listener; }
 
+  // Client-side caching (commands/tracking.h). A client's command reports what it changed
+  // itself (Context::TakeChangedKeys), since only it knows who wrote; this listener hears of
+  // the changes no client's command makes: the active expirer's deletions, a replica's applied
+  // writes, and flushes. Set once at start-up, before any command runs; nullptr: nobody.
+  class InvalidationListener {
+   public:
+    virtual ~InvalidationListener() = default;
+    // Whether any client tracks keys now: one relaxed load.
+    virtual bool Listening() const = 0;
+    virtual void OnKeysChanged(const std::vector<std::string_view>& keys) = 0;
+    // Every key may have changed (FLUSHDB, FLUSHALL, a replica's full sync).
+    virtual void OnAllKeysChanged() = 0;
+  };
+  void SetInvalidationListener(InvalidationListener* listener) {
+    invalidation_listener_ = listener;
+  }
+  InvalidationListener* invalidation_listener() const { return invalidation_listener_; }
+
   // Whole-database operations; the caller holds exclusive().
   Status FlushDatabase(int db);
   Status FlushAll();
@@ -111,6 +129,9 @@ class Keyspace {
   void ApplyCounterWrites(const std::vector<CounterWrite>& writes);
   void NotifyKeyChanged(uint8_t physical_db, std::string_view key);
   void NotifyDatabaseChanged(uint8_t physical_db);
+  // Tells the invalidation listener, if any client tracks keys, that every key may have changed
+  // (flushes, a replica's full sync, or the flushes in a batch of its master's).
+  void InvalidateAllTracked();
 
   void Close();
 
@@ -119,8 +140,9 @@ class Keyspace {
   friend class ActiveExpirer;
   Keyspace() = default;
   Status LoadState();
-  // FLUSHDB's batch for one database, committed; FlushDatabase and FlushAll then start one flush.
-  Status EmptyDatabase(int db);
+  // The batch that empties logical databases [first, end), committed; FlushDatabase and
+  // FlushAll then start one flush.
+  Status EmptyDatabases(int first, int end);
   // The watched keys of logical database `db` that are live there or, unless `other` is -1, in
   // logical database `other`: the keys whose watchers Redis marks dirty when FLUSHDB, FLUSHALL
   // or SWAPDB changes them (a watched key that exists on neither side keeps its transaction).
@@ -138,6 +160,7 @@ class Keyspace {
   WatchRegistry watches_;
   MemberFilters member_filters_{0};
   TouchListener* touch_listener_ = nullptr;
+  InvalidationListener* invalidation_listener_ = nullptr;
   KeyspaceEvents events_;
   WriterPreferringMutex exclusive_;
 };
@@ -197,6 +220,17 @@ class Context {
   void Notify(uint32_t event_class, std::string_view event, int db, std::string_view key) {
     if (keyspace_->events_.Enabled(event_class)) AddNotification(event_class, event, db, key);
   }
+  // Client-side caching: calls fn(key) for each key changed since the last call (written,
+  // deleted, or found expired by a lookup while a client tracks keys), repeats included, and
+  // forgets them for the next call. The dispatcher asks after each command, so that it knows
+  // which client changed them.
+  template <typename Fn>
+  void TakeChangedKeys(Fn fn) {
+    touched_.ForEachFrom(changes_taken_, fn);
+    changes_taken_ = touched_.size();
+    lazily_expired_.ForEachFrom(0, fn);
+    lazily_expired_.clear();
+  }
   // Whether a Commit() of this Context wrote anything.
   bool wrote() const { return wrote_; }
 
@@ -224,6 +258,11 @@ class Context {
   // Keys written, repeats included (a sorted set cost a node and a search per write; the
   // repeats go at commit).
   TouchedKeys touched_;
+  // How many of touched_ TakeChangedKeys() has handed out; and the keys lookups found expired,
+  // recorded only while a client tracks keys (Redis deletes such a key as it reads it, which
+  // invalidates it; here the active expirer deletes it later).
+  size_t changes_taken_ = 0;
+  TouchedKeys lazily_expired_;
   std::vector<std::function<void()>> after_commit_;
   bool wrote_ = false;
   // The collection this Context last wrote, as written: each command of a write group on one

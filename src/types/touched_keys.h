@@ -1,4 +1,5 @@
-// TouchedKeys: the keys one unit of work (a Context) changed, for WATCH and blocked clients.
+// TouchedKeys: the keys one unit of work (a Context) changed, for WATCH, blocked clients and
+// client-side caching.
 //
 // Every write records its key, repeats included; the commit walks each distinct key once, and
 // only while someone watches or waits. The keys' bytes share one buffer: a copy of its own was
@@ -22,11 +23,19 @@ class TouchedKeys {
     bytes_.append(key);
   }
   bool empty() const { return entries_.empty(); }
+  size_t size() const { return entries_.size(); }
   // Forgets the keys. A buffer that a huge key grew is given back rather than kept.
   void clear() {
     entries_.clear();
     bytes_.clear();
     if (bytes_.capacity() > kKeptBytes) bytes_ = std::string();
+  }
+  // Calls fn(key) for each key recorded from the `first`-th on, in order, repeats included.
+  template <typename Fn>
+  void ForEachFrom(size_t first, Fn fn) const {
+    for (size_t i = first; i < entries_.size(); i++) {
+      fn(std::string_view(bytes_).substr(entries_[i].offset, entries_[i].size));
+    }
   }
   // Calls fn(pdb, key) once for each distinct (pdb, key), in (pdb, key) order.
   template <typename Fn>
