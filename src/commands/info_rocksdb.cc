@@ -3,8 +3,9 @@
 #include <cstdlib>
 #include <map>
 
+#include <rocksdb/advanced_cache.h>
+
 #include "commands/info_writer.h"
-#include "storage/crc32c.h"
 
 namespace basalt {
 
@@ -113,7 +114,6 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
   w.Field("manual_compaction_running", engine->manual_compaction_running() ? 1 : 0);
   w.Field("reclaimed_files", static_cast<int64_t>(engine->reclaimed_files()));
   w.Field("latest_sequence", static_cast<int64_t>(engine->db()->GetLatestSequenceNumber()));
-  w.Field("crc32c", Crc32cImplementation());
 }
 
 }  // namespace basalt
