@@ -74,15 +74,6 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
   snprintf(ratio, sizeof(ratio), "%.4f",
            hits + misses > 0 ? static_cast<double>(hits) / (hits + misses) : 0.0);
   w.Field("block_cache_hit_rate", ratio);
-  int64_t row_hits = ticker(rocksdb::ROW_CACHE_HIT), row_misses = ticker(rocksdb::ROW_CACHE_MISS);
-  w.Field("row_cache_hits", row_hits);
-  w.Field("row_cache_misses", row_misses);
-  snprintf(
-      ratio, sizeof(ratio), "%.4f",
-      row_hits + row_misses > 0 ? static_cast<double>(row_hits) / (row_hits + row_misses) : 0.0);
-  w.Field("row_cache_hit_rate", ratio);
-  w.Field("row_cache_usage",
-          engine->row_cache() ? static_cast<int64_t>(engine->row_cache()->GetUsage()) : 0);
   MetadataCache::Stats meta = engine->metadata_cache_stats();
   w.Field("metadata_cache_hits", meta.hits);
   w.Field("metadata_cache_misses", meta.misses);
