@@ -152,9 +152,12 @@ const std::vector<ConfigKey> kKeys = {
     {"rocksdb.data-block-hash-ratio", ConfigKind::kDouble, "0.75", false, 0, 0, "",
      "data block hash index utilisation ratio (0 disables the hash index)"},
     {"rocksdb.memtable-prefix-bloom-ratio", ConfigKind::kDouble, "0.1", true, 0, 0, "",
-     "share of the memtable given to its bloom filter"},
+     "share of the memtable given to its bloom filter (rocksdb memtable only; basalt's indexes "
+     "keys instead)"},
     {"rocksdb.compression", ConfigKind::kEnum, "tiered", false, 0, 0, "tiered|none|lz4|zstd",
      "tiered: none on L0/L1, LZ4 in the middle, ZSTD on the last level"},
+    {"rocksdb.memtable", ConfigKind::kEnum, "basalt", false, 0, 0, "basalt|rocksdb",
+     "memtable skip list: basalt (built with the server) or RocksDB's own"},
     {"rocksdb.max-open-files", ConfigKind::kInt, "1000", false, -1, INT32_MAX, "",
      "open SST files kept (-1 = unlimited)"},
     {"rocksdb.enable-blob-files", ConfigKind::kBool, "yes", true, 0, 0, "",

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "storage/skiplist_memtable.h"
+
 namespace basalt {
 namespace {
 
@@ -118,6 +120,11 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
     }
   }
   if (cf == ColumnFamily::kSubkey) {
+    // The bucket's cache miss overlaps the checks below and RocksDB's work before it reads the
+    // memtable.
+    if (const SkipListMemTableFactory* memtables = engine_->memtables(cf)) {
+      memtables->PrefetchLookup(key);
+    }
     // A read of a member needs the unindexed writes only if it may be one of them (SADD's and
     // HSET's existence checks of a write group are reads of other members).
     bool may_be_written = unindexed_subkeys_.Contains(SubkeyHash(key));

@@ -36,6 +36,7 @@
 namespace basalt {
 
 class BatchRecords;
+class SkipListMemTableFactory;
 
 // Column families, in the order they are opened. `kDefault` exists because RocksDB requires it
 // and stays empty.
@@ -119,6 +120,15 @@ class Engine {
   }
   std::unique_ptr<rocksdb::Iterator> NewIterator(ColumnFamily cf,
                                                  const rocksdb::ReadOptions& options) const;
+  // `cf`'s memtables when they are Basalt's skip list (rocksdb.memtable basalt), else nullptr:
+  // their NewestReader reads the newest memtable directly, without RocksDB's iterators.
+  const SkipListMemTableFactory* memtables(ColumnFamily cf) const {
+    return memtables_[static_cast<int>(cf)].get();
+  }
+
+  // The calling thread is about to write `key` of `cf`, the key its last seek in `cf` found:
+  // the write's warming starts from that seek's path (SkipListMemTableFactory::KeepLastSeekFor).
+  void KeepLastSeekFor(ColumnFamily cf, const rocksdb::Slice& key) const;
   // Starts loading the metadata cache's lines for these `metadata` keys, which the caller is
   // about to read one after another (MetadataCache::Prefetch).
   void PrefetchMetadata(std::span<const std::string_view> keys) const {
@@ -217,6 +227,9 @@ class Engine {
   // the batch's records (nullptr: they could not be read).
   void UpdateMetadataCache(const rocksdb::WriteBatch& batch, const BatchRecords* records,
                            const rocksdb::Status& written);
+  // Brings the memtable nodes a batch's inserts will visit into the CPU cache, several keys at
+  // a time (SkipListMemTableFactory::WarmInsertPaths).
+  void WarmMemtables(const BatchRecords& records);
   void NoteStorageError(const rocksdb::Status& s);
   void NoteRecovered();
   void TryResume();
@@ -226,6 +239,9 @@ class Engine {
 
   rocksdb::DB* db_ = nullptr;
   std::array<rocksdb::ColumnFamilyHandle*, kColumnFamilyCount> handles_{};
+  // By RocksDB's column family id: the memtables WarmMemtables() warms (null for the others).
+  std::vector<std::shared_ptr<SkipListMemTableFactory>> warmed_families_;
+  std::array<std::shared_ptr<SkipListMemTableFactory>, kColumnFamilyCount> memtables_;
   std::atomic<bool> ready_{false};  // db_ and handles_ are usable (see Get())
   std::shared_ptr<rocksdb::Statistics> statistics_;
   std::shared_ptr<rocksdb::Cache> block_cache_;

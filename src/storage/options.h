@@ -28,6 +28,11 @@ bool ServesPointReads(ColumnFamily cf);
 // for the queue-like families (small memtables, flushed early) and `counters`.
 size_t WriteBufferSizeOf(ColumnFamily cf, size_t configured);
 
+// The buckets of the index by user key that each of `cf`'s memtables has (Basalt's memtable),
+// for a write buffer of `write_buffer_size`: a bucket per entry a full memtable holds; 0 for
+// families that no point read reaches.
+size_t MemtableIndexBuckets(ColumnFamily cf, size_t write_buffer_size);
+
 // Maps a live config key ("rocksdb.write-buffer-size") to the RocksDB option name and value
 // that SetOptions/SetDBOptions take. Returns false for keys that are not RocksDB options; an
 // empty *rocksdb_name for keys the engine applies itself (blob GC governing).

@@ -490,6 +490,8 @@ StatusOr<std::vector<Member>> ProbeMembers(Context& ctx, int db, std::string_vie
       return out;
     }
     if (skip_taken) taken.emplace(it->member());
+    // The pop deletes this member next: its warming starts where the walk's seek left off.
+    if (pops) ctx.batch().engine()->KeepLastSeekFor(ColumnFamily::kSubkey, it->key());
     out.push_back({std::string(it->member()), std::string(it->value())});
     // The walk crossed only dead (or taken) members, and this one is popped (or taken): the
     // stretch ends just past it (a key followed by a zero byte is the next possible key).

@@ -66,8 +66,9 @@ def test_lrange_ranges(rr, start, stop):
 
 
 def test_ranges_read_across_flushed_newer_and_rewritten_elements(rr):
-    """Ranges over elements in memtables and in files alike: over elements flushed to files
-    (SAVE), newer pushes in front of them, single elements set after the flush, pops, shifts by LREM and LINSERT, and
+    """Basalt reads a range from the newest memtable when every element of it is there, and
+    through RocksDB otherwise: ranges over elements flushed to files (SAVE), newer pushes in
+    front of them, single elements set after the flush, pops, shifts by LREM and LINSERT, and
     a list made again under the same name after DEL and FLUSHALL."""
     def check(model):
         assert lrange(rr, "l") == model
@@ -105,8 +106,9 @@ def test_ranges_read_across_flushed_newer_and_rewritten_elements(rr):
 
 
 def test_pipelined_pops_over_flushed_and_newer_elements(rr):
-    """Pops in one pipeline read the next elements ahead: both ends of a list whose middle was
-    flushed to files, with elements set after the flush among them."""
+    """Pops in one pipeline read the next elements ahead, from the newest memtable when all of
+    them are there and through RocksDB otherwise: both ends of a list whose middle was flushed
+    to files, with elements set after the flush among them."""
     model = ["e%d" % i for i in range(200)]
     rr.execute_command("RPUSH", "l", *model)
     rr.execute_command("SAVE")
@@ -161,8 +163,8 @@ def test_pipelined_left_pops_step_through_flushed_elements(rr):
 
 def test_ranges_and_pops_while_memtables_flush(start_server, target):
     """Readers of two queues while writers push and pop them in pipelines, with 1 MiB
-    memtables, so that the memtables a range or a pop's read-ahead reads are retired under it
-    again and again: every range read is a run of consecutive numbers."""
+    memtables, so that the newest memtable a range or a pop's read-ahead reads is retired
+    under it again and again: every range read is a run of consecutive numbers."""
     srv = start_server(args={"rocksdb.write-buffer-size": "1mb"} if target == "basalt" else None)
     stop = time.monotonic() + 3
     errors = []

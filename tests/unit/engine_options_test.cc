@@ -1,6 +1,7 @@
-// Per-family options: the memtable bloom filter exists only on families read by key, at open and
-// after a live CONFIG SET; a live write buffer size reaches the families that follow the setting.
-// SST files have bloom filters and data-block hash indexes only in the families read by key.
+// Per-family memtable options: the memtable bloom filter exists only on families read by key and
+// not indexed (Basalt's memtable indexes those families' keys instead), at open and after a live
+// CONFIG SET; each index is sized for its family's entries. SST files have bloom filters and
+// data-block hash indexes only in the families read by key.
 #include <gtest/gtest.h>
 #include <rocksdb/db.h>
 #include <rocksdb/table.h>
@@ -8,6 +9,7 @@
 
 #include "keyspace_fixture.h"
 #include "storage/options.h"
+#include "storage/skiplist_memtable.h"
 
 namespace basalt {
 namespace {
@@ -25,6 +27,23 @@ constexpr ColumnFamily kReadByKey[] = {ColumnFamily::kMetadata, ColumnFamily::kS
                                        ColumnFamily::kLargeValue};
 constexpr ColumnFamily kScanned[] = {ColumnFamily::kZsetScore, ColumnFamily::kPubsub,
                                      ColumnFamily::kPropagate};
+
+TEST_F(EngineOptionsTest, IndexedMemtablesInsteadOfBloomWhereKeysAreRead) {
+  for (ColumnFamily cf : kReadByKey) {
+    EXPECT_TRUE(ServesPointReads(cf)) << ColumnFamilyName(cf);
+    const SkipListMemTableFactory* memtables = ks_->engine()->memtables(cf);
+    ASSERT_NE(memtables, nullptr) << ColumnFamilyName(cf);
+    EXPECT_TRUE(memtables->indexed()) << ColumnFamilyName(cf);
+    EXPECT_DOUBLE_EQ(BloomRatio(cf), 0) << ColumnFamilyName(cf);
+  }
+  for (ColumnFamily cf : kScanned) {
+    EXPECT_FALSE(ServesPointReads(cf)) << ColumnFamilyName(cf);
+    const SkipListMemTableFactory* memtables = ks_->engine()->memtables(cf);
+    ASSERT_NE(memtables, nullptr) << ColumnFamilyName(cf);
+    EXPECT_FALSE(memtables->indexed()) << ColumnFamilyName(cf);
+    EXPECT_DOUBLE_EQ(BloomRatio(cf), 0) << ColumnFamilyName(cf);
+  }
+}
 
 TEST_F(EngineOptionsTest, OnlyFamiliesReadByKeyBuildBloomFiltersAndBlockHashIndexes) {
   Engine* engine = ks_->engine();
@@ -67,14 +86,36 @@ TEST_F(EngineOptionsTest, OnlyFamiliesReadByKeyBuildBloomFiltersAndBlockHashInde
   }
 }
 
-// A live write buffer size reaches the families that follow the setting; the queue-like
-// families and `counters` keep theirs.
-TEST_F(EngineOptionsTest, LiveWriteBufferSizeReachesTheFamiliesThatFollowIt) {
+// An index has a bucket per entry its family's full memtable holds: small keys and values in
+// most families, values of 4 KiB or more in `large_value` (whose index is 16 times smaller than a
+// small-entry index would be), a few keys in `counters` (the smallest index).
+TEST_F(EngineOptionsTest, EachIndexIsSizedForWhatItsFamilysEntriesTake) {
   auto write_buffer = [&](ColumnFamily cf) {
     return ks_->engine()->db()->GetOptions(ks_->engine()->cf(cf)).write_buffer_size;
   };
+  auto buckets = [&](ColumnFamily cf) { return ks_->engine()->memtables(cf)->index_buckets(); };
+  for (ColumnFamily cf : {ColumnFamily::kMetadata, ColumnFamily::kSubkey, ColumnFamily::kExpire}) {
+    EXPECT_GE(buckets(cf), write_buffer(cf) / 64) << ColumnFamilyName(cf);
+    EXPECT_LT(buckets(cf), write_buffer(cf) / 32) << ColumnFamilyName(cf);
+  }
+  EXPECT_GE(buckets(ColumnFamily::kLargeValue), write_buffer(ColumnFamily::kLargeValue) / 1024);
+  EXPECT_LT(buckets(ColumnFamily::kLargeValue), write_buffer(ColumnFamily::kLargeValue) / 512);
+  EXPECT_EQ(buckets(ColumnFamily::kCounters), 1024u);
+}
+
+// A live write buffer size reaches the families that follow the setting, and their indexes
+// follow it from the next memtable on (with the starting size's index, a memtable four times as
+// large chained four nodes to a bucket); the queue-like families and `counters` keep theirs.
+TEST_F(EngineOptionsTest, LiveWriteBufferSizeResizesTheIndexesOfTheFamiliesThatFollowIt) {
+  auto write_buffer = [&](ColumnFamily cf) {
+    return ks_->engine()->db()->GetOptions(ks_->engine()->cf(cf)).write_buffer_size;
+  };
+  auto buckets = [&](ColumnFamily cf) { return ks_->engine()->memtables(cf)->index_buckets(); };
   size_t expire_buffer = write_buffer(ColumnFamily::kExpire);
   size_t counters_buffer = write_buffer(ColumnFamily::kCounters);
+  size_t expire_buckets = buckets(ColumnFamily::kExpire);
+  size_t metadata_buckets = buckets(ColumnFamily::kMetadata);
+  size_t large_value_buckets = buckets(ColumnFamily::kLargeValue);
   size_t size = write_buffer(ColumnFamily::kMetadata) * 4;
   ASSERT_TRUE(config_->SetLive("rocksdb.write-buffer-size", std::to_string(size)).ok());
   for (ColumnFamily cf : {ColumnFamily::kMetadata, ColumnFamily::kSubkey, ColumnFamily::kZsetScore,
@@ -83,9 +124,30 @@ TEST_F(EngineOptionsTest, LiveWriteBufferSizeReachesTheFamiliesThatFollowIt) {
   }
   EXPECT_EQ(write_buffer(ColumnFamily::kExpire), expire_buffer);
   EXPECT_EQ(write_buffer(ColumnFamily::kCounters), counters_buffer);
+  EXPECT_EQ(buckets(ColumnFamily::kMetadata), metadata_buckets * 4);
+  EXPECT_EQ(buckets(ColumnFamily::kSubkey), metadata_buckets * 4);
+  EXPECT_EQ(buckets(ColumnFamily::kLargeValue), large_value_buckets * 4);
+  EXPECT_EQ(buckets(ColumnFamily::kExpire), expire_buckets);
+  EXPECT_FALSE(ks_->engine()->memtables(ColumnFamily::kZsetScore)->indexed());
+  EXPECT_EQ(buckets(ColumnFamily::kCounters), 1024u);
 }
 
-TEST_F(EngineOptionsTest, MemtableBloomOnlyWhereKeysAreRead) {
+TEST_F(EngineOptionsTest, LiveBloomRatioLeavesIndexedMemtablesWithout) {
+  ASSERT_TRUE(config_->SetLive("rocksdb.memtable-prefix-bloom-ratio", "0.2").ok());
+  EXPECT_DOUBLE_EQ(BloomRatio(ColumnFamily::kMetadata), 0);
+  EXPECT_DOUBLE_EQ(BloomRatio(ColumnFamily::kSubkey), 0);
+  EXPECT_DOUBLE_EQ(BloomRatio(ColumnFamily::kZsetScore), 0);
+}
+
+class RocksDBMemtableOptionsTest : public EngineOptionsTest {
+ protected:
+  void SetUp() override {
+    extra_config_ = {{"rocksdb.memtable", "rocksdb"}};
+    EngineOptionsTest::SetUp();
+  }
+};
+
+TEST_F(RocksDBMemtableOptionsTest, MemtableBloomOnlyWhereKeysAreRead) {
   for (ColumnFamily cf : kReadByKey) {
     EXPECT_DOUBLE_EQ(BloomRatio(cf), 0.1) << ColumnFamilyName(cf);
   }
@@ -94,7 +156,7 @@ TEST_F(EngineOptionsTest, MemtableBloomOnlyWhereKeysAreRead) {
   }
 }
 
-TEST_F(EngineOptionsTest, LiveBloomRatioLeavesScannedFamiliesWithout) {
+TEST_F(RocksDBMemtableOptionsTest, LiveBloomRatioLeavesScannedFamiliesWithout) {
   ASSERT_TRUE(config_->SetLive("rocksdb.memtable-prefix-bloom-ratio", "0.2").ok());
   EXPECT_DOUBLE_EQ(BloomRatio(ColumnFamily::kMetadata), 0.2);
   EXPECT_DOUBLE_EQ(BloomRatio(ColumnFamily::kSubkey), 0.2);
