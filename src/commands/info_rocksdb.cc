@@ -3,8 +3,6 @@
 #include <cstdlib>
 #include <map>
 
-#include <rocksdb/advanced_cache.h>
-
 #include "commands/info_writer.h"
 
 namespace basalt {
