@@ -1,6 +1,7 @@
 #include "commands/info.h"
 
 #include <malloc.h>
+#include <rocksdb/advanced_cache.h>
 #include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>

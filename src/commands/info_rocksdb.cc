@@ -4,7 +4,6 @@
 #include <map>
 
 #include "commands/info_writer.h"
-#include "storage/crc32c.h"
 
 namespace basalt {
 
@@ -73,15 +72,6 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
   snprintf(ratio, sizeof(ratio), "%.4f",
            hits + misses > 0 ? static_cast<double>(hits) / (hits + misses) : 0.0);
   w.Field("block_cache_hit_rate", ratio);
-  int64_t row_hits = ticker(rocksdb::ROW_CACHE_HIT), row_misses = ticker(rocksdb::ROW_CACHE_MISS);
-  w.Field("row_cache_hits", row_hits);
-  w.Field("row_cache_misses", row_misses);
-  snprintf(
-      ratio, sizeof(ratio), "%.4f",
-      row_hits + row_misses > 0 ? static_cast<double>(row_hits) / (row_hits + row_misses) : 0.0);
-  w.Field("row_cache_hit_rate", ratio);
-  w.Field("row_cache_usage",
-          engine->row_cache() ? static_cast<int64_t>(engine->row_cache()->GetUsage()) : 0);
   MetadataCache::Stats meta = engine->metadata_cache_stats();
   w.Field("metadata_cache_hits", meta.hits);
   w.Field("metadata_cache_misses", meta.misses);
@@ -113,7 +103,6 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
   w.Field("manual_compaction_running", engine->manual_compaction_running() ? 1 : 0);
   w.Field("reclaimed_files", static_cast<int64_t>(engine->reclaimed_files()));
   w.Field("latest_sequence", static_cast<int64_t>(engine->db()->GetLatestSequenceNumber()));
-  w.Field("crc32c", Crc32cImplementation());
 }
 
 }  // namespace basalt

@@ -133,8 +133,6 @@ const std::vector<ConfigKey> kKeys = {
      "one LRU block cache shared by all column families"},
     {"rocksdb.block-cache-high-pri-ratio", ConfigKind::kDouble, "0.5", false, 0, 0, "",
      "share of the block cache reserved for index and filter blocks"},
-    {"rocksdb.row-cache-size", ConfigKind::kMemory, "64mb", false, 0, INT64_MAX, "",
-     "row cache for hot point lookups (0 disables)"},
     {"rocksdb.write-buffer-size", ConfigKind::kMemory, "64mb", true, 1 * kMB, INT64_MAX, "",
      "memtable size per column family"},
     {"rocksdb.max-write-buffer-number", ConfigKind::kInt, "4", true, 2, 64, "",

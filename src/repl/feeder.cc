@@ -27,7 +27,7 @@ int64_t MonotonicMillis() {
 
 // Undoes one DisableFileDeletions() (RocksDB counts them).
 void EnableFileDeletions(rocksdb::DB* db) {
-  rocksdb::Status s = db->EnableFileDeletions(false);
+  rocksdb::Status s = db->EnableFileDeletions();
   if (!s.ok()) LOG(ERROR) << "replication: re-enabling WAL file deletion: " << s.ToString();
 }
 

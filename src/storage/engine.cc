@@ -1,7 +1,7 @@
 #include "storage/engine.h"
 
 #include <glog/logging.h>
-#include <rocksdb/cache.h>
+#include <rocksdb/advanced_cache.h>
 #include <rocksdb/convenience.h>
 #include <rocksdb/listener.h>
 
@@ -179,7 +179,6 @@ Status Engine::OpenDb() {
   options.db.listeners.push_back(std::make_shared<StorageErrorListener>(this));
   statistics_ = options.db.statistics;
   block_cache_ = options.block_cache;
-  row_cache_ = options.row_cache;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::Status s = rocksdb::DB::Open(options.db, path_, options.column_families, &handles, &db_);
   if (!s.ok()) {

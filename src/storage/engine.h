@@ -172,7 +172,6 @@ class Engine {
   rocksdb::Statistics* statistics() const { return statistics_.get(); }
   const std::string& path() const { return path_; }
   std::shared_ptr<rocksdb::Cache> block_cache() const { return block_cache_; }
-  std::shared_ptr<rocksdb::Cache> row_cache() const { return row_cache_; }
   MetadataCache::Stats metadata_cache_stats() const { return metadata_cache_.stats(); }
   // When `metadata` holds no key, tells the metadata cache that it knows them all (none), so that
   // a lookup of a key it has no entry for needs no read (MetadataCache::MarkComplete): the first
@@ -246,7 +245,6 @@ class Engine {
   std::atomic<bool> ready_{false};  // db_ and handles_ are usable (see Get())
   std::shared_ptr<rocksdb::Statistics> statistics_;
   std::shared_ptr<rocksdb::Cache> block_cache_;
-  std::shared_ptr<rocksdb::Cache> row_cache_;
   std::string path_;
   Config* config_ = nullptr;
   ColumnFamilyHooks hooks_;

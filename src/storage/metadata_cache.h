@@ -3,7 +3,7 @@
 // Nearly every command begins with a point read of its key's `metadata` entry (type, expiry,
 // version, size; a short string's value), and every write of a new key reads it too, to keep the
 // key counts exact. RocksDB answers such a read by searching the memtable skip lists and then,
-// per SST file, the row cache, the bloom filter and the index: a few microseconds for a key at a
+// per SST file, the bloom filter and the index: a few microseconds for a key at a
 // random place among a million (docs/benchmarks.md, section 10). This cache answers it with one
 // hash lookup, for present and for absent keys alike.
 //

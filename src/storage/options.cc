@@ -134,11 +134,8 @@ EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& 
 
   out.block_cache = rocksdb::NewLRUCache(config.GetInt("rocksdb.block-cache-size"), -1, false,
                                          config.GetDouble("rocksdb.block-cache-high-pri-ratio"));
-  int64_t row_cache_size = config.GetInt("rocksdb.row-cache-size");
-  if (row_cache_size > 0) {
-    out.row_cache = rocksdb::NewLRUCache(row_cache_size);
-    db.row_cache = out.row_cache;
-  }
+  // No row cache: RocksDB refuses every write batch with a range deletion while one is
+  // configured, and FLUSHDB, FLUSHALL and the deletion of a collection write range deletions.
 
   rocksdb::BlockBasedTableOptions table = TableOptions(config, out.block_cache);
   // Families only ever scanned in order have no use for what serves point reads: a bloom filter

@@ -15,7 +15,6 @@ struct EngineOptions {
   rocksdb::DBOptions db;
   std::vector<rocksdb::ColumnFamilyDescriptor> column_families;
   std::shared_ptr<rocksdb::Cache> block_cache;
-  std::shared_ptr<rocksdb::Cache> row_cache;
 };
 
 EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& hooks);

@@ -259,7 +259,8 @@ inline int RandomHeight() {
 // pointers to its length-prefixed internal key, to the internal key, and to the end. Its first
 // pointer is a search target in entry form. Every memtable Get in the unit tests goes through
 // this, so a different layout fails them all.
-static_assert(ROCKSDB_MAJOR == 7, "re-check LookupKey's layout for this RocksDB version");
+static_assert(ROCKSDB_MAJOR == 9 && ROCKSDB_MINOR == 10,
+              "re-check LookupKey's layout for this RocksDB version");
 inline const char* MemtableKeyOf(const rocksdb::LookupKey& lookup) {
   return reinterpret_cast<const char* const*>(&lookup)[0];
 }

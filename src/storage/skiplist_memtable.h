@@ -2,12 +2,13 @@
 // encoded entries, the structure of RocksDB's default memtable but built with this project (and
 // with twice as many levels, each half as sparse, which suits a list larger than the CPU cache).
 //
-// Why not RocksDB's own: Debian's librocksdb is built without NDEBUG, so its skip list runs its
-// assertions. Each step of a search makes two extra key comparisons and each insert makes four
-// more per level to re-check the result (memtable/inlineskiplist.h). A write of a random key is
-// mostly that search (docs/benchmarks.md, change 13), so this one is compiled with the project's
-// release flags instead. On column families that order user keys bytewise (all of Basalt's) keys
-// are also compared inline, not through RocksDB's three virtual calls per comparison.
+// Why not RocksDB's own: against RocksDB 9.10 built for release, RocksDB's skip list took
+// 20-40% more time per pipelined SET, HSET and LPUSH of random keys (docs/benchmarks.md, "RocksDB
+// 9.10"). A write of a random key is mostly a search of the list; this one indexes the keys of
+// the families read by key, warms a batch's insert paths several keys at once, and on column
+// families that order user keys bytewise (all of Basalt's) compares keys inline, not through
+// RocksDB's three virtual calls per comparison. It reads RocksDB's entry encoding and LookupKey,
+// which are not public (memtable_entry.h, skiplist_list.h checks the version it was read for).
 //
 // The contract is RocksDB's MemTableRep: readers run concurrently with writers; writers either
 // come one at a time (Insert) or concurrently with each other (InsertConcurrently, used when

@@ -4,7 +4,7 @@
 // new member), or a read looking for it (HGET, SISMEMBER, ZSCORE, an intersection's lookups).
 //
 // That existence read is a point lookup through the memtable and, per candidate SST file,
-// RocksDB's row cache, bloom filter and index: over a third of a pipelined HSET's CPU into a large
+// RocksDB's bloom filter and index: over a third of a pipelined HSET's CPU into a large
 // hash (docs/benchmarks.md, change 73).
 //
 // The contract: a filter answers "absent" only for a member never written into its incarnation.

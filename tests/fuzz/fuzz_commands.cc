@@ -66,7 +66,6 @@ class FuzzServer {
     Must(config_.SetAtStartup("proto-max-bulk-len", "1mb"));
     Must(config_.SetAtStartup("max-reply-size", "1mb"));
     Must(config_.SetAtStartup("rocksdb.block-cache-size", "8mb"));
-    Must(config_.SetAtStartup("rocksdb.row-cache-size", "1mb"));
     Must(config_.SetAtStartup("rocksdb.write-buffer-size", "4mb"));
     Must(config_.SetAtStartup("loglevel", "warning"));
     auto ks = Keyspace::Open(&config_);

@@ -360,15 +360,6 @@ def test_info_names_the_allocator_the_server_runs_with(server, r):
         assert allocator == "libc"
 
 
-@pytest.mark.basalt_only
-def test_info_reports_hardware_crc32c_where_the_cpu_has_it(server, r):
-    """RocksDB's CRC32C runs on the crc32 instruction (storage/crc32c.h) when the CPU has SSE4.2,
-    and the server says so."""
-    with open("/proc/cpuinfo") as f:
-        has_sse42 = "sse4_2" in f.read().split()
-    assert r.info("rocksdb")["crc32c"] == ("sse4.2" if has_sse42 else "table")
-
-
 def test_info_single_section_and_unknown(server, r):
     raw = server.client(callbacks=False)
     try:

@@ -43,7 +43,6 @@ class KeyspaceFixture : public ::testing::Test {
     ASSERT_TRUE(config_->SetAtStartup("dir", dir_).ok());
     ASSERT_TRUE(config_->SetAtStartup("rocksdb.block-cache-size", "8mb").ok());
     ASSERT_TRUE(config_->SetAtStartup("rocksdb.write-buffer-size", "4mb").ok());
-    ASSERT_TRUE(config_->SetAtStartup("rocksdb.row-cache-size", "1mb").ok());
     for (const auto& [name, value] : extra_config_) {
       ASSERT_TRUE(config_->SetAtStartup(name, value).ok()) << name;
     }
