@@ -74,6 +74,8 @@ struct ServerState {
   ScriptGuard script_guard;
   Scripting* scripting = nullptr;
   CommandOffloader* offloader = nullptr;  // null: kCmdOffload commands run on the worker
+  // The read threads (read-threads); null: a read that needs the disk waits on its worker.
+  CommandOffloader* read_offloader = nullptr;
   PubSub pubsub;
   Monitors monitors;
   ClientPause pause;

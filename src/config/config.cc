@@ -25,6 +25,9 @@ const std::vector<ConfigKey> kKeys = {
      "refuse non-loopback clients while no password is set"},
     {"dir", ConfigKind::kString, "./data", false, 0, 0, "", "data directory (RocksDB lives here)"},
     {"workers", ConfigKind::kInt, "2", false, 1, 256, "", "worker threads serving connections"},
+    {"read-threads", ConfigKind::kInt, "32", false, 0, 1024, "",
+     "threads that run the reads whose data is not in memory, so that workers never wait for "
+     "the disk (0 = reads wait on their worker)"},
     {"worker-idle-polls", ConfigKind::kInt, "3", true, 0, 1000, "",
      "times a worker that found no input polls its sockets again, yielding the CPU in between, "
      "before it sleeps (0 = sleep at once)"},
