@@ -163,6 +163,8 @@ const std::vector<ConfigKey> kKeys = {
      "memtable skip list: basalt (built with the server) or RocksDB's own"},
     {"rocksdb.max-open-files", ConfigKind::kInt, "1000", false, -1, INT32_MAX, "",
      "open SST files kept (-1 = unlimited)"},
+    {"rocksdb.use-direct-reads", ConfigKind::kBool, "no", false, 0, 0, "",
+     "read SST files with O_DIRECT, past the page cache: only the block cache holds data"},
     {"rocksdb.enable-blob-files", ConfigKind::kBool, "yes", true, 0, 0, "",
      "key-value separation for large values on metadata and subkey"},
     {"rocksdb.min-blob-size", ConfigKind::kMemory, "4096", true, 0, INT64_MAX, "",
