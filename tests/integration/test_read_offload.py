@@ -114,6 +114,52 @@ def test_transactions_and_scripts_read_the_disk_in_place_and_stay_atomic(d):
     d.set("k12", value_of(12))
 
 
+def test_a_silenced_offloaded_read_stays_silent(disk_server):
+    from resp import RawConn
+    with RawConn(disk_server.port) as c:
+        before = offloaded(disk_server.client())
+        c.send("CLIENT", "REPLY", "SKIP")
+        c.send("GET", "k100")
+        c.send("CLIENT", "REPLY", "OFF")
+        for i in range(101, 150):
+            c.send("GET", "k%d" % i)
+        c.send("CLIENT", "REPLY", "ON")
+        assert c.read() == ("+", b"OK")
+        assert c.call("GET", "k150") == ("$", value_of(150).encode())
+        assert offloaded(disk_server.client()) > before
+
+
+def test_shutdown_with_reads_in_flight_exits_cleanly(start_server):
+    s = start_server(args=SMALL_CACHES)
+    r = s.client()
+    fill(r)
+    readers = [s.client() for _ in range(8)]
+    pipes = []
+    for n, c in enumerate(readers):
+        p = c.pipeline(transaction=False)
+        for i in range(n, KEYS, 8):
+            p.get("k%d" % i)
+        pipes.append(p)
+    import threading
+    threads = [threading.Thread(target=lambda p=p: _ignore_closed(p.execute)) for p in pipes]
+    for t in threads:
+        t.start()
+    try:
+        r.shutdown(nosave=True)
+    except Exception:  # the connection closes under redis-py
+        pass
+    for t in threads:
+        t.join(30)
+    assert s.proc.wait(30) == 0
+
+
+def _ignore_closed(fn):
+    try:
+        fn()
+    except Exception:  # the server closed the connection while replies were pending
+        pass
+
+
 def test_collection_and_scan_reads_from_disk_are_complete(start_server):
     s = start_server(args=SMALL_CACHES)
     r = s.client()
