@@ -377,9 +377,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   state.scripting = &scripting;
-  basalt::CommandOffloader offloader(&state);
+  basalt::CommandOffloader offloader(&state, 1);
   offloader.Start();
   state.offloader = &offloader;
+  basalt::CommandOffloader read_offloader(&state,
+                                          static_cast<size_t>(config.GetInt("read-threads")));
+  read_offloader.Start();
+  if (config.GetInt("read-threads") > 0) state.read_offloader = &read_offloader;
 
   ConnectEventHandlers(state, replication, scripting);
   // Keyspace notifications go to this server's subscribers, and with the batch to replicas.
@@ -409,6 +413,7 @@ int main(int argc, char** argv) {
   failover.Stop();
   replication.Stop();
   offloader.Stop();  // a running script was told to stop by NetworkServer::Run
+  read_offloader.Stop();
   expirer.Stop();
   (*keyspace)->Close();
   LOG(INFO) << "Basalt stopped cleanly";

@@ -45,6 +45,11 @@ bool ReadStringValue(CommandContext& c, std::string_view key, const KeyState& st
 }
 
 void CountHit(CommandContext& c, std::string_view key, bool hit) {
+  if (TentativeStats* held = c.reply.tentative()) {
+    (hit ? held->keyspace_hits : held->keyspace_misses)++;
+    if (!hit) c.ctx.Notify(notify::kKeyMiss, "keymiss", c.db(), key);
+    return;
+  }
   if (hit) {
     c.server.counters.keyspace_hits.fetch_add(1, std::memory_order_relaxed);
   } else {

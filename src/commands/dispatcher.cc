@@ -458,13 +458,46 @@ bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
   return ran;
 }
 
+// Whether a worker runs the command first with its reads limited to memory, handing it to the
+// read threads when that is not enough (the top of dispatcher.h): a command that only reads,
+// from a client that can be parked (it has a deliver_hook), outside MULTI, while there are read
+// threads. Not while monitors watch, who would see the command run twice.
+bool RunsMemoryFirst(const ServerState& server, const Session& session, const CommandSpec& spec) {
+  constexpr uint32_t kNotMemoryFirst = kCmdWrite | kCmdRewritesKey | kCmdExclusive | kCmdOffload |
+                                       kCmdSelfCommit | kCmdTxControl | kCmdAllowBusy |
+                                       kCmdBlocking | kCmdMayReplicate;
+  return (spec.flags & kCmdReadOnly) && !(spec.flags & kNotMemoryFirst) &&
+         server.read_offloader != nullptr && session.deliver_hook && !session.offloaded &&
+         !session.in_multi && !server.monitors.active();
+}
+
+// Adds what a memory-only run that stood held back to the server's statistics.
+void PublishStats(ServerState& server, const TentativeStats& stats) {
+  if (stats.keyspace_hits != 0) {
+    server.counters.keyspace_hits.fetch_add(stats.keyspace_hits, std::memory_order_relaxed);
+  }
+  if (stats.keyspace_misses != 0) {
+    server.counters.keyspace_misses.fetch_add(stats.keyspace_misses, std::memory_order_relaxed);
+  }
+  for (const std::string& error : stats.error_replies) RecordErrorReply(error);
+}
+
+// Hands a command whose memory-only run missed to the read threads; its client waits.
+void OffloadRead(ServerState& server, Session& session, std::vector<std::string>& argv) {
+  server.counters.offloaded_reads.fetch_add(1, std::memory_order_relaxed);
+  session.awaiting_reply = true;
+  server.read_offloader->Submit(session, std::move(argv));
+}
+
 // Runs an admitted command under the keyspace lock and its key locks, in a fresh Context that
 // is committed before returning. `allowed_while_busy` commands run without the locks while a
-// script is busy, since they do not touch the key space. False when the command was refused
-// (BUSY, READONLY) instead of run.
+// script is busy, since they do not touch the key space. With `memory_only`, the Context reads
+// memory only; if that was not enough, nothing is committed, the reply is taken back and
+// *missed_memory is set. False when the command was refused (BUSY, READONLY) instead of run.
 bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
                std::vector<std::string>& argv, Reply& reply, std::string* out,
-               int64_t busy_threshold_ms, bool allowed_while_busy, bool tracking) {
+               int64_t busy_threshold_ms, bool allowed_while_busy, bool tracking, bool memory_only,
+               bool* missed_memory) {
   size_t reply_start = out->size();
   bool exclusive = RunsExclusive(spec, argv);
   WriterPreferringMutex& mu = server.keyspace->exclusive();
@@ -483,7 +516,23 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
     return false;
   }
   Context ctx(server.keyspace);
-  if (!RunHandler(server, session, spec, argv, reply, ctx, tracking)) return false;
+  TentativeStats tentative;
+  if (memory_only) {
+    ctx.set_memory_only(true);
+    reply.HoldStatsIn(&tentative);
+  }
+  const bool ran = RunHandler(server, session, spec, argv, reply, ctx, tracking);
+  if (memory_only) {
+    reply.HoldStatsIn(nullptr);
+    if (ctx.missed_memory()) {
+      ctx.Discard();
+      out->resize(reply_start);
+      *missed_memory = true;
+      return true;
+    }
+    PublishStats(server, tentative);
+  }
+  if (!ran) return false;
   Status s = ctx.Commit();
   if (!s.ok()) {
     out->resize(reply_start);
@@ -769,13 +818,15 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
   size_t reply_start = out->size();
   const bool tracking = server.tracking.active();
   if (tracking) server.tracking.StartCommand(session);
+  bool missed_memory = false;
   bool ran =
       grouped
           ? GroupedRun(server, session, *group).Run(*spec, argv, reply, out, threshold, tracking)
           : RunLocked(server, session, *spec, argv, reply, out, threshold, allowed_while_busy,
-                      tracking);
-  if (!ran) {
+                      tracking, RunsMemoryFirst(server, session, *spec), &missed_memory);
+  if (missed_memory || !ran) {
     if (tracking) server.tracking.FinishCommand(session, true);
+    if (missed_memory) return OffloadRead(server, session, argv);
     return CountRejected(server, *spec, argv);
   }
   if (reply.overflowed()) CloseForReplySize(server, session, *spec, out, reply_start);

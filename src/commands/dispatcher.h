@@ -8,6 +8,18 @@
 // replaces whatever the handler replied with the error, so a client never sees success for a
 // write that did not land.
 //
+// A worker never waits for the disk on a read. A command that only reads (kCmdReadOnly, none of
+// the flags that make it write, block, run alone or run elsewhere), outside MULTI, runs first
+// with its Context's reads limited to memory (Context::set_memory_only). If one of them needs
+// the disk, the run is thrown away before it has any effect: its Context is discarded (a read
+// command writes at most a lazy expiry's deletion, which the second run makes again), its reply
+// cut off, its statistics (error replies, keyspace hits) held back and dropped, its accounting
+// not done. The command then goes to the read threads (commands/offload.h) and runs again there
+// with ordinary reads, while its client is parked: the client's later commands wait, so its
+// replies keep their order, and since every write of the worker's group was committed before
+// the read ran, the read sees the client's own writes. MULTI/EXEC and scripts run as before,
+// reading from disk where they must, so they stay atomic.
+//
 // Writes are committed in groups (WriteGroup). A worker passes its one group for every command
 // it runs, and consecutive plain keyed writes, of one pipeline or of the many clients whose
 // requests one turn of the worker's event loop reads, run in one Context and reach RocksDB as

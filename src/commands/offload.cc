@@ -5,7 +5,7 @@
 namespace basalt {
 
 void CommandOffloader::Start() {
-  thread_ = std::thread([this] { Loop(); });
+  for (size_t i = 0; i < threads_; i++) running_.emplace_back([this] { Loop(); });
 }
 
 void CommandOffloader::Submit(const Session& session, std::vector<std::string> argv) {
@@ -31,13 +31,14 @@ void CommandOffloader::Submit(const Session& session, std::vector<std::string> a
 }
 
 void CommandOffloader::Stop() {
-  if (!thread_.joinable()) return;
+  if (running_.empty()) return;
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
-  cv_.notify_one();
-  thread_.join();
+  cv_.notify_all();
+  for (std::thread& thread : running_) thread.join();
+  running_.clear();
 }
 
 void CommandOffloader::Loop() {

@@ -1,13 +1,19 @@
-// CommandOffloader: one thread that runs the commands flagged kCmdOffload (EVAL and friends) for
-// the workers, so that a long script never freezes a worker's event loop.
+// CommandOffloader: threads that run commands for the workers and deliver their replies back,
+// so that a command that would hold up a worker's event loop does not. The server has two:
 //
-// Why: a script holds the keyspace's exclusive lock for its whole run. If it ran on the worker
-// that received it, that worker's other clients could not even be told `BUSY`, nor send
-// SCRIPT KILL. Instead the worker parks the client (its later commands stay buffered, as for a
-// blocked client), the job runs here through the ordinary Dispatch() path (locks, Context,
-// commit, accounting) against a copy of the client's session, and the reply goes back through
-// the session's deliver_hook, after which the worker resumes the client. One thread is enough:
-// scripts serialize on the exclusive lock anyway.
+// - one thread for the commands flagged kCmdOffload (EVAL and friends). A script holds the
+//   keyspace's exclusive lock for its whole run. If it ran on the worker that received it, that
+//   worker's other clients could not even be told `BUSY`, nor send SCRIPT KILL. One thread is
+//   enough: scripts serialize on the exclusive lock anyway.
+// - `read-threads` threads for reads that need the disk. A worker runs a read command first with
+//   its reads limited to memory; if one of them needs the disk the attempt is thrown away and
+//   the command comes here, where it waits for the disk without stopping the worker, and the
+//   many such threads keep many reads in flight (commands/dispatcher.h).
+//
+// Either way the worker parks the client (its later commands stay buffered, as for a blocked
+// client, so its replies stay in order), the job runs here through the ordinary Dispatch() path
+// (locks, Context, commit, accounting) against a copy of the client's session, and the reply
+// goes back through the session's deliver_hook, after which the worker resumes the client.
 #pragma once
 
 #include <condition_variable>
@@ -26,13 +32,15 @@ struct ServerState;
 
 class CommandOffloader {
  public:
-  explicit CommandOffloader(ServerState* server) : server_(server) {}
+  CommandOffloader(ServerState* server, size_t threads) : server_(server), threads_(threads) {}
   ~CommandOffloader() { Stop(); }
 
+  // Starts the threads.
   void Start();
   // Queues the command for `session` (copied: the job never touches the live session).
   void Submit(const Session& session, std::vector<std::string> argv);
-  // Finishes the jobs already queued (their clients get their replies or are gone) and joins.
+  // Finishes the jobs already queued (their clients get their replies or are gone) and joins
+  // the threads.
   void Stop();
 
  private:
@@ -54,7 +62,8 @@ class CommandOffloader {
   void Run(Job& job);
 
   ServerState* server_;
-  std::thread thread_;
+  size_t threads_;
+  std::vector<std::thread> running_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Job> queue_;

@@ -73,7 +73,11 @@ void Reply::SimpleLines(std::span<const std::string> lines) {
 }
 
 void Reply::Error(std::string_view msg) {
-  RecordErrorReply(msg);
+  if (tentative_ != nullptr) {
+    tentative_->error_replies.emplace_back(msg);
+  } else {
+    RecordErrorReply(msg);
+  }
   ErrorNotCounted(msg);
 }
 

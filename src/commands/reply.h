@@ -7,14 +7,25 @@
 // reply is cut back to nothing, further output is dropped and overflowed() turns true, so a
 // reply over a huge collection never holds more than the limit in memory. Loops over large
 // data check overflowed() to stop early; the dispatcher then closes the client.
+//
+// A reply may hold back what its command adds to the statistics (HoldStatsIn): a run with reads
+// limited to memory (commands/dispatcher.h) may be thrown away, and is counted only if it stands.
 #pragma once
 
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace basalt {
+
+// What a run that may be thrown away adds to the statistics, until it is known to stand.
+struct TentativeStats {
+  int64_t keyspace_hits = 0;
+  int64_t keyspace_misses = 0;
+  std::vector<std::string> error_replies;
+};
 
 class Reply {
  public:
@@ -53,6 +64,11 @@ class Reply {
   // Gives the reply up as too large (a command that gathers data before replying found it so).
   void Overflow();
 
+  // From now on, error replies and keyspace hits (CountHit) go to `stats` instead of the
+  // server's statistics; nullptr restores those.
+  void HoldStatsIn(TentativeStats* stats) { tentative_ = stats; }
+  TentativeStats* tentative() const { return tentative_; }
+
  private:
   void Header(char type, int64_t n);
   // After each append: past the limit, drop this reply's output and stop accepting more.
@@ -65,6 +81,7 @@ class Reply {
   size_t start_ = 0;
   size_t limit_ = SIZE_MAX;
   bool overflowed_ = false;
+  TentativeStats* tentative_ = nullptr;
 };
 
 }  // namespace basalt

@@ -82,6 +82,8 @@ struct ServerState {
   std::atomic<int64_t> function_libraries{0};
   std::atomic<int64_t> functions{0};
   CommandOffloader* offloader = nullptr;  // null: kCmdOffload commands run on the worker
+  // The read threads (read-threads); null: a read that needs the disk waits on its worker.
+  CommandOffloader* read_offloader = nullptr;
   PubSub pubsub;
   Monitors monitors;
   ClientPause pause;

@@ -25,6 +25,9 @@ const std::vector<ConfigKey> kKeys = {
      "refuse non-loopback clients while no password is set"},
     {"dir", ConfigKind::kString, "./data", false, 0, 0, "", "data directory (RocksDB lives here)"},
     {"workers", ConfigKind::kInt, "2", false, 1, 256, "", "worker threads serving connections"},
+    {"read-threads", ConfigKind::kInt, "32", false, 0, 1024, "",
+     "threads that run the reads whose data is not in memory, so that workers never wait for "
+     "the disk (0 = reads wait on their worker)"},
     {"worker-idle-polls", ConfigKind::kInt, "3", true, 0, 1000, "",
      "times a worker that found no input polls its sockets again, yielding the CPU in between, "
      "before it sleeps (0 = sleep at once)"},
@@ -160,6 +163,8 @@ const std::vector<ConfigKey> kKeys = {
      "memtable skip list: basalt (built with the server) or RocksDB's own"},
     {"rocksdb.max-open-files", ConfigKind::kInt, "1000", false, -1, INT32_MAX, "",
      "open SST files kept (-1 = unlimited)"},
+    {"rocksdb.use-direct-reads", ConfigKind::kBool, "no", false, 0, 0, "",
+     "read SST files with O_DIRECT, past the page cache: only the block cache holds data"},
     {"rocksdb.enable-blob-files", ConfigKind::kBool, "yes", true, 0, 0, "",
      "key-value separation for large values on metadata and subkey"},
     {"rocksdb.min-blob-size", ConfigKind::kMemory, "4096", true, 0, INT64_MAX, "",

@@ -25,6 +25,9 @@ struct ServerCounters {
   std::atomic<int64_t> delegated_commands{0};
   // Connections that moved to the worker their writes kept being handed to (net/worker.h).
   std::atomic<int64_t> moved_connections{0};
+  // Read commands whose data was not all in memory, handed to the read threads
+  // (commands/offload.h).
+  std::atomic<int64_t> offloaded_reads{0};
   // Socket reads that returned data, and flushes of replies (Redis's total_reads_processed and
   // total_writes_processed).
   std::atomic<int64_t> reads_processed{0};
@@ -52,6 +55,7 @@ struct ServerCounters {
     grouped_commands = 0;
     delegated_commands = 0;
     moved_connections = 0;
+    offloaded_reads = 0;
     reads_processed = 0;
     writes_processed = 0;
     acl_denied_auth = 0;

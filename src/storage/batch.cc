@@ -101,9 +101,49 @@ class DeletionSkippingIterator : public rocksdb::Iterator {
   const KeySet* deleted_;
 };
 
+// A database iterator that notes, when it stops, whether it stopped because a read limited to
+// memory needed the disk: callers take an invalid iterator for the end of the range, and the
+// batch must learn that its reads were incomplete even when they do not check the status.
+class MissNotingIterator : public rocksdb::Iterator {
+ public:
+  MissNotingIterator(std::unique_ptr<rocksdb::Iterator> base, bool* missed)
+      : base_(std::move(base)), missed_(missed) {}
+
+  bool Valid() const override {
+    if (base_->Valid()) return true;
+    if (base_->status().IsIncomplete()) *missed_ = true;
+    return false;
+  }
+  void SeekToFirst() override { base_->SeekToFirst(); }
+  void SeekToLast() override { base_->SeekToLast(); }
+  void Seek(const rocksdb::Slice& target) override { base_->Seek(target); }
+  void SeekForPrev(const rocksdb::Slice& target) override { base_->SeekForPrev(target); }
+  void Next() override { base_->Next(); }
+  void Prev() override { base_->Prev(); }
+  rocksdb::Slice key() const override { return base_->key(); }
+  rocksdb::Slice value() const override { return base_->value(); }
+  rocksdb::Status status() const override {
+    rocksdb::Status s = base_->status();
+    if (s.IsIncomplete()) *missed_ = true;
+    return s;
+  }
+
+ private:
+  std::unique_ptr<rocksdb::Iterator> base_;
+  bool* missed_;
+};
+
 }  // namespace
 
 Batch::Batch(Engine* engine) : engine_(engine) {}
+
+std::unique_ptr<rocksdb::Iterator> Batch::DatabaseIterator(ColumnFamily cf,
+                                                           rocksdb::ReadOptions* options) const {
+  options->read_tier = tier_;
+  std::unique_ptr<rocksdb::Iterator> it = engine_->NewIterator(cf, *options);
+  if (tier_ != rocksdb::kBlockCacheTier) return it;
+  return std::make_unique<MissNotingIterator>(std::move(it), &missed_memory_);
+}
 
 rocksdb::WriteBatchWithIndex& Batch::Writes() {
   if (!batch_) batch_.emplace(rocksdb::BytewiseComparator(), 0, /*overwrite_key=*/true);
@@ -144,10 +184,11 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
   // writes are in the index.
   if (WriteCount() == 0 || (cf == ColumnFamily::kMetadata && !metadata_in_index_) ||
       WritesUnindexed(cf))
-    return engine_->Get(cf, key, value);
+    return NoteMiss(engine_->Get(cf, key, value, nullptr, tier_));
   rocksdb::ReadOptions ro;
+  ro.read_tier = tier_;
   Engine::PrepareRead(cf, &ro);
-  return batch_->GetFromBatchAndDB(engine_->db(), ro, engine_->cf(cf), key, value);
+  return NoteMiss(batch_->GetFromBatchAndDB(engine_->db(), ro, engine_->cf(cf), key, value));
 }
 
 void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
@@ -283,7 +324,7 @@ rocksdb::Status Batch::AppendPendingMetadataUnindexed() {
 std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
                                                       rocksdb::ReadOptions* options) {
   if (cf == ColumnFamily::kMetadata) FlushPendingMetadata();
-  rocksdb::Iterator* base = engine_->NewIterator(cf, *options).release();
+  rocksdb::Iterator* base = DatabaseIterator(cf, options).release();
   // Nothing pending: the database iterator alone, without the base/delta merging on every
   // step (an LRANGE of 100 elements takes 100 of them). Like the merged iterator, it does not
   // see writes made to the batch after its creation, so the family's later writes need not be
@@ -343,7 +384,7 @@ std::unique_ptr<Batch::HeldSubkeyIterator> Batch::NewHeldIterator(std::string lo
   held->upper_slice = held->upper;
   held->options.iterate_lower_bound = &held->lower_slice;
   if (!held->upper.empty()) held->options.iterate_upper_bound = &held->upper_slice;
-  held->it = engine_->NewIterator(ColumnFamily::kSubkey, held->options);
+  held->it = DatabaseIterator(ColumnFamily::kSubkey, &held->options);
   return held;
 }
 

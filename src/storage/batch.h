@@ -27,6 +27,12 @@
 // locks keep the keys from changing in the meantime. A run of sorted-set pops remembers the first
 // score-index entries at one end (RememberPopRun), and the batch keeps them the first ones as its
 // own writes under that prefix delete and add keys.
+//
+// A batch may read memory only (set_memory_only): every read of the database, point read or
+// iterator, is limited to RocksDB's memtables, block cache and the metadata cache, and a read that
+// would need the disk answers Incomplete (an iterator stops, its status Incomplete) and is noted
+// (missed_memory()). The caller then knows that what the reads returned is incomplete and throws
+// the batch away, so that a worker thread never waits for the disk (commands/dispatcher.h).
 #pragma once
 
 #include <rocksdb/utilities/write_batch_with_index.h>
@@ -123,12 +129,29 @@ class Batch {
   // trust it for as long as this stays the same.
   uint64_t metadata_epoch() const { return metadata_epoch_; }
 
+  // Limits this batch's reads of the database to memory, or lifts the limit (see the top).
+  void set_memory_only(bool memory_only) {
+    tier_ = memory_only ? rocksdb::kBlockCacheTier : rocksdb::kReadAllTier;
+  }
+  // Whether a read limited to memory found that it needed the disk: the results of this batch's
+  // reads are then incomplete.
+  bool missed_memory() const { return missed_memory_; }
+
   bool empty() { return pending_metadata_.empty() && WriteCount() == 0; }
   rocksdb::Status Commit();
   void Clear();
   Engine* engine() const { return engine_; }
 
  private:
+  // A database iterator over `cf` at this batch's read tier, which notes a read that missed
+  // memory. `options` (and its bounds) must outlive it.
+  std::unique_ptr<rocksdb::Iterator> DatabaseIterator(ColumnFamily cf,
+                                                      rocksdb::ReadOptions* options) const;
+  // Notes `s` if it is a memory-only read that needed the disk; returns it.
+  rocksdb::Status NoteMiss(rocksdb::Status s) {
+    if (s.IsIncomplete() && tier_ == rocksdb::kBlockCacheTier) missed_memory_ = true;
+    return s;
+  }
   // The indexed batch, made at the first write: a command that only reads (most of them) never
   // pays for its arena and index.
   rocksdb::WriteBatchWithIndex& Writes();
@@ -174,6 +197,9 @@ class Batch {
   static constexpr size_t kMaxPopRun = 64;
 
   Engine* engine_;
+  rocksdb::ReadTier tier_ = rocksdb::kReadAllTier;
+  // mutable: iterators note a miss from their const Valid().
+  mutable bool missed_memory_ = false;
   std::optional<rocksdb::WriteBatchWithIndex> batch_;
   // Metadata key -> its last value in this batch (nullopt: deleted). Looked up by view, and a
   // key written again (a hot key, by every command of a group) keeps its value's buffer.

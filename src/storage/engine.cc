@@ -533,16 +533,17 @@ void Engine::TryResume() {
 }
 
 rocksdb::Status Engine::Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value,
-                            const rocksdb::Snapshot* snapshot) const {
+                            const rocksdb::Snapshot* snapshot, rocksdb::ReadTier tier) const {
   // Commands never get here while the data is being replaced (they wait for the keyspace
   // lock), but the subkey compaction filter does, from RocksDB's background threads, as soon
   // as the reopened database starts compacting.
   if (!ready_.load(std::memory_order_acquire))
     return rocksdb::Status::Incomplete("the database is being reopened");
   if (cf == ColumnFamily::kMetadata && snapshot == nullptr)
-    return ReadThroughCache(key, value, /*fill=*/true);
+    return ReadThroughCache(key, value, /*fill=*/true, tier);
   rocksdb::ReadOptions ro;
   ro.snapshot = snapshot;
+  ro.read_tier = tier;
   PrepareRead(cf, &ro);
   return db_->Get(ro, handles_[static_cast<int>(cf)], key, value);
 }
@@ -562,8 +563,8 @@ rocksdb::Status Engine::ReadStored(ColumnFamily cf, const rocksdb::Slice& key,
   return db_->Get(ro, handles_[static_cast<int>(cf)], key, value);
 }
 
-rocksdb::Status Engine::ReadThroughCache(const rocksdb::Slice& key, std::string* value,
-                                         bool fill) const {
+rocksdb::Status Engine::ReadThroughCache(const rocksdb::Slice& key, std::string* value, bool fill,
+                                         rocksdb::ReadTier tier) const {
   std::string_view k(key.data(), key.size());
   switch (metadata_cache_.Get(k, value)) {
     case MetadataCache::Lookup::kPresent:
@@ -574,8 +575,9 @@ rocksdb::Status Engine::ReadThroughCache(const rocksdb::Slice& key, std::string*
       break;
   }
   MetadataCache::Ticket ticket = metadata_cache_.TakeTicket(LatestSequence());
-  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(),
-                               handles_[static_cast<int>(ColumnFamily::kMetadata)], key, value);
+  rocksdb::ReadOptions ro;
+  ro.read_tier = tier;
+  rocksdb::Status s = db_->Get(ro, handles_[static_cast<int>(ColumnFamily::kMetadata)], key, value);
   if (!fill || !metadata_cache_.enabled()) return s;
   if (s.IsNotFound()) {
     metadata_cache_.Fill(ticket, k, nullptr);

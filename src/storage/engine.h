@@ -103,8 +103,11 @@ class Engine {
   // Reads of `metadata` without a snapshot go through the metadata cache (storage/
   // metadata_cache.h); Peek() does too, but leaves out what it read (for background scans,
   // which would push the hot keys out).
+  // `tier` kBlockCacheTier reads memory only (memtables, block cache, metadata cache): a read
+  // that needs the disk answers Incomplete, and a metadata cache miss is not filled then.
   rocksdb::Status Get(ColumnFamily cf, const rocksdb::Slice& key, std::string* value,
-                      const rocksdb::Snapshot* snapshot = nullptr) const;
+                      const rocksdb::Snapshot* snapshot = nullptr,
+                      rocksdb::ReadTier tier = rocksdb::kReadAllTier) const;
   rocksdb::Status Peek(ColumnFamily cf, const rocksdb::Slice& key, std::string* value) const;
   // Reads RocksDB itself, never the metadata cache: for a decision that must not rest on it.
   // Between RocksDB publishing a batch and Write() applying it to the cache, the cache still
@@ -222,7 +225,8 @@ class Engine {
   // stopped.
   void LazySyncLoop();
   void GovernBlobGc();
-  rocksdb::Status ReadThroughCache(const rocksdb::Slice& key, std::string* value, bool fill) const;
+  rocksdb::Status ReadThroughCache(const rocksdb::Slice& key, std::string* value, bool fill,
+                                   rocksdb::ReadTier tier = rocksdb::kReadAllTier) const;
   // Brings the metadata cache up to date with a batch Write() just committed (or failed), from
   // the batch's records (nullptr: they could not be read).
   void UpdateMetadataCache(const rocksdb::WriteBatch& batch, const BatchRecords* records,

@@ -120,6 +120,7 @@ EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& 
   db.create_missing_column_families = true;
   db.max_background_jobs = static_cast<int>(config.GetInt("rocksdb.max-background-jobs"));
   db.max_open_files = static_cast<int>(config.GetInt("rocksdb.max-open-files"));
+  db.use_direct_reads = config.GetBool("rocksdb.use-direct-reads");
   db.bytes_per_sync = 1 << 20;
   db.wal_bytes_per_sync = 0;  // WAL syncing is governed by the durability mode
   db.keep_log_file_num = 10;

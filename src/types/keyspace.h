@@ -233,6 +233,11 @@ class Context {
   }
   // Whether a Commit() of this Context wrote anything.
   bool wrote() const { return wrote_; }
+  // Limits this unit of work's reads to memory (Batch::set_memory_only): a read that needs the
+  // disk fails, and missed_memory() turns true. The caller then discards the Context, whose
+  // reads, writes and replies rested on incomplete data, and runs the command again elsewhere.
+  void set_memory_only(bool memory_only) { batch_.set_memory_only(memory_only); }
+  bool missed_memory() const { return batch_.missed_memory(); }
 
  private:
   friend class ActiveExpirer;

@@ -40,7 +40,7 @@ BASALT_FIELDS = {
     "persistence": {"durability", "wal_syncs", "storage_write_status", "storage_last_error",
                     "storage_errors", "storage_recoveries"},
     "stats": {"grouped_write_commits", "grouped_write_commands", "delegated_write_commands",
-              "moved_connections", "client_query_buffer_limit_disconnections",
+              "moved_connections", "offloaded_reads", "client_query_buffer_limit_disconnections",
               "reply_size_limit_disconnections"},
     "replication": {"repl_checkpoints_created"},
 }

@@ -1,7 +1,7 @@
 // Batch: read-your-writes over a real RocksDB, the coalescing of `metadata` writes (only the
 // last write of each metadata key reaches the WAL, yet every read, iterator and range operation
 // sees the batch's writes in the order they were made), and `subkey`/`zset_score` writes that
-// are indexed only once the batch reads their family.
+// are indexed only once the batch reads their family; reads limited to memory note a miss.
 #include "storage/batch.h"
 
 #include <gtest/gtest.h>
@@ -556,6 +556,45 @@ TEST_F(BatchTest, ClearDropsPendingMetadata) {
   EXPECT_TRUE(batch.empty());
   ASSERT_TRUE(batch.Commit().ok());
   EXPECT_EQ(Read(ColumnFamily::kMetadata, "k"), "(none)");
+}
+
+TEST_F(BatchTest, MemoryOnlyReadsNoteWhatNeedsTheDisk) {
+  Batch writer(engine());
+  for (int i = 0; i < 100; i++) {
+    writer.Put(ColumnFamily::kSubkey, "flushed" + std::to_string(100 + i), std::string(500, 'f'));
+  }
+  ASSERT_TRUE(writer.Commit().ok());
+  // The data blocks of a flushed file are on disk only until something reads them.
+  ASSERT_TRUE(
+      engine()->db()->Flush(rocksdb::FlushOptions(), engine()->cf(ColumnFamily::kSubkey)).ok());
+  writer.Put(ColumnFamily::kSubkey, "memtable", "m");
+  ASSERT_TRUE(writer.Commit().ok());
+
+  Batch batch(engine());
+  batch.set_memory_only(true);
+  std::string value;
+  ASSERT_TRUE(batch.Get(ColumnFamily::kSubkey, "memtable", &value).ok());
+  EXPECT_EQ(value, "m");
+  EXPECT_FALSE(batch.missed_memory());
+  EXPECT_TRUE(batch.Get(ColumnFamily::kSubkey, "flushed150", &value).IsIncomplete());
+  EXPECT_TRUE(batch.missed_memory());
+
+  // An iterator that stops for the disk is noted too, though its caller only sees it end.
+  Batch scan(engine());
+  scan.set_memory_only(true);
+  EXPECT_TRUE(Scan(scan, ColumnFamily::kSubkey).empty());
+  EXPECT_TRUE(scan.missed_memory());
+
+  // Once a read with the disk allowed has brought the blocks in, memory is enough.
+  Batch reader(engine());
+  ASSERT_EQ(Scan(reader, ColumnFamily::kSubkey).size(), 101u);
+  EXPECT_FALSE(reader.missed_memory());
+  Batch again(engine());
+  again.set_memory_only(true);
+  ASSERT_TRUE(again.Get(ColumnFamily::kSubkey, "flushed150", &value).ok());
+  EXPECT_EQ(value, std::string(500, 'f'));
+  EXPECT_EQ(Scan(again, ColumnFamily::kSubkey).size(), 101u);
+  EXPECT_FALSE(again.missed_memory());
 }
 
 }  // namespace
