@@ -10,6 +10,7 @@ import random
 import pytest
 
 from helpers import run_clients
+from resp import RawConn
 
 pytestmark = pytest.mark.basalt_only
 
@@ -211,3 +212,22 @@ def test_without_read_threads_reads_wait_on_their_worker(start_server):
         assert r.get("k%d" % i) == value_of(i)
     assert offloaded(r) == 0
     assert r.config_get("read-threads") == {"read-threads": "0"}
+
+
+def test_optin_caching_yes_covers_the_next_read_even_when_it_needs_the_disk(disk_server, d):
+    """CLIENT CACHING yes covers exactly the client's next command while the reads around it go
+    to the read threads: the reads after it are not tracked."""
+    a = RawConn(disk_server.port)
+    assert a.call("HELLO", "3")[0] == "%"
+    assert a.call("CLIENT", "TRACKING", "on", "OPTIN") == ("+", b"OK")
+    assert a.call("CLIENT", "CACHING", "yes") == ("+", b"OK")
+    assert a.call("GET", "k10")[1] == value_of(10).encode()
+    before = offloaded(d)
+    later = ["k%d" % i for i in range(3001, 3101)]
+    for key in later:
+        assert a.call("GET", key)[1] == value_of(int(key[1:])).encode()
+    assert offloaded(d) > before
+    for key in later + ["k10"]:
+        d.set(key, "changed")
+    assert a.read() == (">", [("$", b"invalidate"), ("*", [("$", b"k10")])])
+    a.close()
