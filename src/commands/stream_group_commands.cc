@@ -522,8 +522,6 @@ void XAutoClaimCommand(CommandContext& c) {
   for (StreamId id : deleted) ReplyStreamId(c, id);
 }
 
-constexpr uint32_t kW = kCmdWrite | kCmdDenyOom;
-
 const std::vector<CommandSpec> kStreamGroupCommands = {
     {"xgroup", -2, kCmdWrite, 2, 2, 1, XGroupCommand, "stream",
      "A container for consumer groups commands.", "@slow", nullptr,
