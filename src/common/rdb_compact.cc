@@ -103,12 +103,15 @@ bool DecodeZiplist(std::string_view zl, std::vector<std::string>* out) {
   if (zl.size() < kZiplistHeader + 1) return false;
   const auto* base = reinterpret_cast<const uint8_t*>(zl.data());
   if (LoadLe(base, 4) != zl.size()) return false;
+  uint64_t tail = LoadLe(base + 4, 4);
   uint64_t count = LoadLe(base + 8, 2);
   const uint8_t* end = base + zl.size() - 1;
   if (*end != kEnd) return false;
   const uint8_t* p = base + kZiplistHeader;
+  const uint8_t* last = p;
   size_t first = out->size();
   while (p < end) {
+    last = p;
     size_t avail = static_cast<size_t>(end - p);
     size_t prevlen = p[0] < 254 ? 1 : 5;
     if (p[0] == 255 || avail < prevlen + 1) return false;
@@ -163,7 +166,8 @@ bool DecodeZiplist(std::string_view zl, std::vector<std::string>* out) {
       p += 1 + width;
     }
   }
-  if (p != end) return false;
+  // The header's tail offset must name the last entry, as Redis's integrity check demands.
+  if (p != end || tail != static_cast<uint64_t>(last - base)) return false;
   return count == kZiplistUnknownCount || count == out->size() - first;
 }
 

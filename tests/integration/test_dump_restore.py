@@ -251,3 +251,19 @@ def test_crafted_compact_encodings(r):
                      + rdb_string(b"y") + b"\xfe")
     r.restore("oldz", 0, p)
     assert r.zrange("oldz", 0, -1, withscores=True) == [(b"x", 1.5), (b"y", float("inf"))]
+
+
+def test_crafted_quicklist_with_plain_node(r):
+    # RDB type 18: a plain node (one element stored as is, what Redis writes for huge
+    # elements) between two listpack nodes holding 7-bit, 13-bit, 16-bit and string entries.
+    def listpack(entries):
+        data = b"".join(e + bytes([len(e)]) for e in entries)
+        total = 6 + len(data) + 1
+        return struct.pack("<IH", total, len(entries)) + data + b"\xff"
+
+    first = listpack([b"\x05", b"\xdf\x9c", b"\xf1" + struct.pack("<h", -30000)])
+    last = listpack([b"\x82ab"])
+    body = (b"\x12" + rdb_length(3) + rdb_length(2) + rdb_string(first) + rdb_length(1)
+            + rdb_string(b"plain element") + rdb_length(2) + rdb_string(last))
+    r.restore("ql", 0, dump_payload(body))
+    assert r.lrange("ql", 0, -1) == [b"5", b"-100", b"-30000", b"plain element", b"ab"]
