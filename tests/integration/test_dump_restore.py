@@ -267,3 +267,35 @@ def test_crafted_quicklist_with_plain_node(r):
             + rdb_string(b"plain element") + rdb_length(2) + rdb_string(last))
     r.restore("ql", 0, dump_payload(body))
     assert r.lrange("ql", 0, -1) == [b"5", b"-100", b"-30000", b"plain element", b"ab"]
+
+
+@pytest.mark.parametrize("name", ["dump", "restore"])
+def test_command_info_matches_redis(server, oracle, name):
+    # name, arity, flags, first key, last key, step, ACL categories
+    def info(srv):
+        c = srv.client(callbacks=False)
+        try:
+            return c.execute_command("COMMAND", "INFO", name)[0][:7]
+        finally:
+            c.close()
+
+    mine, theirs = info(server), info(oracle)
+    assert mine[0] == theirs[0] and mine[1] == theirs[1] and mine[3:6] == theirs[3:6]
+    assert sorted(mine[2]) == sorted(theirs[2])
+    assert sorted(mine[6]) == sorted(theirs[6])
+
+
+def test_restore_notifies_restore_event(r, server):
+    r.set("s", "v")
+    payload = r.dump("s")
+    r.config_set("notify-keyspace-events", "Kg")
+    sub = server.client(decode_responses=False).pubsub()
+    try:
+        sub.psubscribe("__keyspace@0__:*")
+        assert sub.get_message(timeout=5)["type"] == "psubscribe"
+        r.restore("n", 0, payload)
+        msg = sub.get_message(timeout=5)
+        assert (msg["channel"], msg["data"]) == (b"__keyspace@0__:n", b"restore")
+    finally:
+        sub.close()
+        r.config_set("notify-keyspace-events", "")
