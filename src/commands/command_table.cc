@@ -59,7 +59,7 @@ CommandTable::CommandTable() {
         &HllCommands,         &GeoCommands,           &SortCommands,         &ScriptingCommands,
         &PubSubCommands,      &AclCommands,           &ReplicationCommands,  &MemoryCommands,
         &LatencyCommands,     &DebugCommands,         &ClusterCommands,      &StreamCommands,
-        &FunctionCommands}) {
+        &FunctionCommands,    &DumpCommands}) {
     for (const CommandSpec& spec : (*family)()) {
       all_.push_back(&spec);
       by_name_[spec.name] = &spec;

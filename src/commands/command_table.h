@@ -187,6 +187,7 @@ class CommandTable {
 // Each family file defines one of these.
 const std::vector<CommandSpec>& StringCommands();
 const std::vector<CommandSpec>& KeyCommands();
+const std::vector<CommandSpec>& DumpCommands();
 const std::vector<CommandSpec>& ServerCommands();
 const std::vector<CommandSpec>& ConnectionCommands();
 const std::vector<CommandSpec>& TransactionCommands();

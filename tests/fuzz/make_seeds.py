@@ -106,6 +106,25 @@ COMMAND_SEEDS = {
                      ("QUIT",)),
 }
 
+# Object bodies (no footer) for fuzz_dump_payload: one of each encoding RESTORE reads, the
+# first two as redis-server 7.0.15 dumped them (an LZF-compressed listpack quicklist, an
+# intset).
+DUMP_SEEDS = {
+    "quicklist2": bytes.fromhex("120102c32a406a1b6a00000007008161020501df9c02c3e802f290eefe04"
+                                "f4001a711802201a0309e04678e03c000148ff"),
+    "intset": bytes.fromhex("0b140400000003000000ffffffff0300000070110100"),
+    "string": b"\x00\x03abc",
+    "string-int": b"\x00\xc1\x39\x30",
+    "list": b"\x01\x02\x01a\x01b",
+    "set": b"\x02\x02\x01a\x01b",
+    "hash": b"\x04\x01\x01f\x01v",
+    "zset2": b"\x05\x01\x01m" + bytes(6) + b"\xf0\x3f",
+    "zset-old": b"\x03\x01\x01m\x031.5",
+    "set-listpack": b"\x14\x0c\x0c\x00\x00\x00\x02\x00\x81a\x02\x05\x01\xff",
+    "hash-listpack": b"\x10\x0d\x0d\x00\x00\x00\x02\x00\x81f\x02\x81v\x02\xff",
+    "hash-ziplist": b"\x0d\x11\x11\x00\x00\x00\x0d\x00\x00\x00\x02\x00\x00\x01f\x03\x01v\xff",
+}
+
 
 def write(target, name, data):
     d = os.path.join(HERE, "corpus", target)
@@ -120,6 +139,8 @@ def main():
     for name, data in COMMAND_SEEDS.items():
         write("commands", name, data)
         write("resp_reader", "cmd-" + name, b"\x00" + data)
+    for name, data in DUMP_SEEDS.items():
+        write("dump_payload", name, data)
 
 
 if __name__ == "__main__":
