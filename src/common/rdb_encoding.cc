@@ -23,6 +23,9 @@ constexpr uint8_t kEncLzf = 3;
 // An LZF back reference expands three input bytes to at most 264 output bytes: a claimed
 // length beyond that ratio cannot be real, and is refused before its buffer is allocated.
 constexpr uint64_t kMaxLzfRatio = 88;
+// No string a server writes is longer than Redis's 512 MB limit; a larger claim is refused
+// rather than allocated.
+constexpr uint64_t kMaxPlainLength = 512ull << 20;
 
 void AppendBigEndian(std::string* out, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; i--) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -138,6 +141,7 @@ bool Reader::ReadString(std::string* out) {
   if (!ReadLength(&plain_len, &encoded) || encoded) return false;
   if (compressed_len == 0 || compressed_len > in_.size()) return false;
   if (plain_len == 0 || plain_len > compressed_len * kMaxLzfRatio) return false;
+  if (plain_len > kMaxPlainLength) return false;
   if (!ReadBytes(compressed_len, &bytes)) return false;
   return LzfDecompress(bytes, plain_len, out);
 }
