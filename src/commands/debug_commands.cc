@@ -390,6 +390,18 @@ void DebugCommand(CommandContext& c) {
     if (ReplyIfError(c, c.server.replication->ChangeReplid())) return;
     return c.reply.Ok();
   }
+  if (sub == "reload") {
+    // Redis saves an RDB and loads it back. Every write is already in RocksDB and reads come
+    // from it, so the data after a reload is the data now: nothing to do but check the options.
+    for (size_t i = 2; i < n; i++) {
+      const std::string opt = ToLower(c.arg(i));
+      if (opt != "merge" && opt != "nosave" && opt != "noflush") {
+        return c.reply.Error(
+            "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
+      }
+    }
+    return c.reply.Ok();
+  }
   if (sub == "quicklist-packed-threshold" && n == 3) {
     // Accepted for Redis's test suites; lists on disk have no packed nodes to tune.
     auto size = ParseMemory(c.arg(2));

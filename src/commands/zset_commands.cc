@@ -289,21 +289,30 @@ void ZmscoreCommand(CommandContext& c) {
   for (const auto& s : scores) s ? c.reply.Double(*s) : c.reply.Null();
 }
 
+// ZRANK/ZREVRANK key member [WITHSCORE] (WITHSCORE since Redis 7.2: [rank, score]).
 void RankCommand(CommandContext& c, bool reverse) {
+  if (c.argc() > 4 || (c.argc() == 4 && !EqualsIgnoreCase(c.arg(3), "withscore"))) {
+    return c.reply.Error(kSyntaxError);
+  }
+  const bool withscore = c.argc() == 4;
   auto state = LookupZset(c, c.arg(1));
   if (!state) return;
   CountHit(c, c.arg(1), state->live());
+  auto absent = [&] { withscore ? c.reply.NullArray() : c.reply.Null(); };
   if (!state->live() || !MemberFilterOf(c.ctx, state->meta.version).MayHold(c.arg(2))) {
-    return c.reply.Null();
+    return absent();
   }
   double score;
   Status s = GetScore(c.ctx, c.db(), c.arg(1), state->meta, c.arg(2), &score);
-  if (s.IsNotFound()) return c.reply.Null();
+  if (s.IsNotFound()) return absent();
   if (ReplyIfError(c, s)) return;
   auto rank = MemberRank(c.ctx, c.db(), c.arg(1), state->meta, c.arg(2), score);
   if (ReplyIfError(c, rank.status())) return;
   uint64_t r = reverse ? state->meta.size - 1 - *rank : *rank;
+  if (!withscore) return c.reply.Integer(static_cast<int64_t>(r));
+  c.reply.Array(2);
   c.reply.Integer(static_cast<int64_t>(r));
+  c.reply.Double(score);
 }
 
 void ZrankCommand(CommandContext& c) {
@@ -455,10 +464,10 @@ const std::vector<CommandSpec> kZsetCommands = {
      "Returns the score of a member in a sorted set.", "@read @sortedset @fast"},
     {"zmscore", -3, kR | kCmdFast, 1, 1, 1, ZmscoreCommand, "sorted_set",
      "Returns the score of one or more members in a sorted set.", "@read @sortedset @fast"},
-    {"zrank", 3, kR | kCmdFast, 1, 1, 1, ZrankCommand, "sorted_set",
+    {"zrank", -3, kR | kCmdFast, 1, 1, 1, ZrankCommand, "sorted_set",
      "Returns the index of a member in a sorted set ordered by ascending scores.",
      "@read @sortedset @fast"},
-    {"zrevrank", 3, kR | kCmdFast, 1, 1, 1, ZrevrankCommand, "sorted_set",
+    {"zrevrank", -3, kR | kCmdFast, 1, 1, 1, ZrevrankCommand, "sorted_set",
      "Returns the index of a member in a sorted set ordered by descending scores.",
      "@read @sortedset @fast"},
     {"zcount", 4, kR | kCmdFast, 1, 1, 1, ZcountCommand, "sorted_set",

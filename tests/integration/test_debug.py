@@ -281,3 +281,16 @@ def test_command_info_rows(c):
     # A script is shown to monitors by EVAL itself, before its calls: skip_monitor, as Redis.
     flags = row("eval")[1]
     assert "skip_monitor" in flags and "may_replicate" not in flags
+
+
+@pytest.mark.basalt_only(reason="Redis saves and reloads its RDB file, which the oracle's "
+                                "harness set-up does not allow (it drops the connection)")
+def test_debug_reload_keeps_the_data(c):
+    c.call("SET", "s", "v")
+    c.call("RPUSH", "l", "a", "b")
+    assert c.call("DEBUG", "RELOAD") == ("+", b"OK")
+    assert c.call("DEBUG", "RELOAD", "NOSAVE", "NOFLUSH") == ("+", b"OK")
+    assert c.call("GET", "s") == ("$", b"v")
+    assert c.call("LRANGE", "l", "0", "-1") == ("*", [("$", b"a"), ("$", b"b")])
+    assert c.call("DEBUG", "RELOAD", "SOON") == (
+        "-", "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")

@@ -158,6 +158,20 @@ def test_rank(z):
     assert z.execute_command("ZRANK", "z", "nope") is None
 
 
+@pytest.mark.basalt_only(reason="ZRANK WITHSCORE is Redis 7.2; the oracle is 7.0")
+def test_rank_withscore(z):
+    assert z.execute_command("ZRANK", "z", "c", "WITHSCORE") == [2, "3"]
+    assert z.execute_command("ZREVRANK", "z", "c", "withscore") == [2, "3"]
+    assert z.execute_command("ZRANK", "z", "nope", "WITHSCORE") is None
+    raises(z, "ERR syntax error", "ZRANK", "z", "c", "WITHSCORES")
+    raises(z, "ERR syntax error", "ZRANK", "z", "c", "WITHSCORE", "x")
+    c = RawConn(z.connection_pool.connection_kwargs["port"])
+    assert c.call("ZRANK", "z", "nope", "WITHSCORE") == ("*", None)
+    c.call("HELLO", "3")
+    assert c.call("ZRANK", "z", "c", "WITHSCORE") == ("*", [(":", 2), (",", "3")])
+    c.close()
+
+
 def test_rank_ties_order_by_member(rr):
     zset(rr, "k", ("c", 1), ("a", 1), ("b", 1), ("z", 0))
     assert rr.execute_command("ZRANGE", "k", 0, -1) == ["z", "a", "b", "c"]
