@@ -2,10 +2,12 @@
 //
 //   basalt-server [config-file | -] [--key value...] ...
 //   basalt-server -c config-file [--key value...] ...
+//   basalt-server ... --import dump.rdb
 //
 // Like redis-server, every config directive may also be given on the command line (with all of
 // its arguments) and overrides the file; `-` reads the file from stdin. A bad key or value stops
-// start-up with a message naming it.
+// start-up with a message naming it. `--import FILE` is no config key: it loads a Redis RDB
+// file into the (empty) data directory `dir`, logs the counts, and exits without serving.
 #include <gflags/gflags.h>
 #include <glog/logging.h>
 #include <sys/stat.h>
@@ -23,7 +25,9 @@
 
 #include "commands/command_table.h"
 #include "commands/info.h"
+#include "commands/master_client.h"
 #include "commands/notify.h"
+#include "commands/saves.h"
 #include "commands/server_state.h"
 #include "common/clock.h"
 #include "common/process.h"
@@ -34,6 +38,7 @@
 #include "types/expirer.h"
 #include "types/keyspace.h"
 #include "types/pubsub_record.h"
+#include "types/rdb_loader.h"
 
 namespace {
 
@@ -41,12 +46,14 @@ void Usage() {
   std::cerr << "Usage: basalt-server [config-file | -] [--key value...] ...\n"
                "       basalt-server -c config-file [--key value...] ...\n"
                "       basalt-server --version\n"
-               "A config file of '-' is read from stdin.\n";
+               "A config file of '-' is read from stdin.\n"
+               "--import dump.rdb loads a Redis RDB file into the empty data directory and "
+               "exits.\n";
 }
 
 // Applies the config file (or stdin) and then the command line's `--key value...` options, each
 // of which is one config directive as in redis-server. Returns false after printing why.
-bool LoadConfig(int argc, char** argv, basalt::Config* config) {
+bool LoadConfig(int argc, char** argv, basalt::Config* config, std::string* import_file) {
   std::string file;
   int i = 1;
   if (i < argc && (strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0)) {
@@ -79,7 +86,15 @@ bool LoadConfig(int argc, char** argv, basalt::Config* config) {
     return applied.ok();
   };
   for (; i < argc; i++) {
-    if (strncmp(argv[i], "--", 2) == 0 && argv[i][2] != '\0') {
+    if (strcmp(argv[i], "--import") == 0) {
+      if (!apply()) return false;
+      words.clear();
+      if (i + 1 >= argc) {
+        Usage();
+        return false;
+      }
+      *import_file = argv[++i];
+    } else if (strncmp(argv[i], "--", 2) == 0 && argv[i][2] != '\0') {
       if (!apply()) return false;
       words = {argv[i] + 2};
     } else if (words.empty()) {
@@ -282,6 +297,8 @@ void ConnectEventHandlers(basalt::ServerState& state, basalt::ReplicationManager
                           basalt::Scripting& scripting) {
   state.keyspace->SetTouchListener(&state.blocking);
   state.keyspace->SetInvalidationListener(&state.tracking);
+  state.replica_stream.set_config(state.config);
+  state.keyspace->SetEffectsListener(&state.replica_stream);
   replication.SetAckListener([&state] { state.blocking.OnReplicaAck(); });
   // Published messages arrive with the master's batches; the replica's subscribers get them.
   replication.SetEventHandler(
@@ -302,6 +319,50 @@ void ConnectEventHandlers(basalt::ServerState& state, basalt::ReplicationManager
   });
 }
 
+// A Redis master's stream runs through `client`; its RDB's function libraries replace this
+// server's namesakes, as a full sync replaces the rest of the data.
+void ConnectRedisMaster(basalt::ReplicationManager& replication, basalt::MasterClient& client,
+                        basalt::Scripting& scripting) {
+  basalt::RedisMasterHooks hooks;
+  hooks.sink = &client;
+  hooks.install_functions = [&scripting](basalt::Context& ctx,
+                                         const std::vector<std::string>& codes) {
+    return scripting.functions().RestoreLibraries(ctx, codes, basalt::RestorePolicy::kFlush);
+  };
+  replication.SetRedisMasterHooks(std::move(hooks));
+}
+
+// --import: the RDB file into the fresh keyspace as ingested SST files (nothing serves yet,
+// no replica reads the write-ahead log), then the counts. Returns the process's exit code.
+int ImportAndExit(const std::string& file, basalt::Keyspace* keyspace,
+                  basalt::Scripting& scripting) {
+  basalt::RdbImportOptions options;
+  options.ingest_sst_files = true;
+  options.install_functions = [&scripting](basalt::Context& ctx,
+                                           const std::vector<std::string>& codes) {
+    return scripting.functions().RestoreLibraries(ctx, codes);
+  };
+  auto stats = basalt::ImportRdbFile(keyspace, file, options);
+  if (!stats.ok()) {
+    LOG(ERROR) << "import of " << file << " failed: " << stats.status().message();
+    keyspace->Close();
+    return 1;
+  }
+  std::ostringstream per_db;
+  for (int db = 0; db < keyspace->databases(); db++) {
+    if (stats->keys[db] != 0) per_db << " db" << db << "=" << stats->keys[db];
+  }
+  double mb = static_cast<double>(stats->bytes) / (1 << 20);
+  LOG(INFO) << "imported " << file << " (RDB version " << stats->version << ", " << stats->bytes
+            << " bytes in " << stats->seconds << " s, "
+            << (stats->seconds > 0 ? mb / stats->seconds : 0) << " MB/s): " << stats->total_keys
+            << " keys" << per_db.str() << "; " << stats->expired_skipped
+            << " already expired, skipped; " << stats->module_keys_skipped
+            << " module values skipped; " << stats->functions << " function libraries";
+  keyspace->Close();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -314,7 +375,19 @@ int main(int argc, char** argv) {
     return 0;
   }
   basalt::Config config;
-  if (!LoadConfig(argc, argv, &config)) return 1;
+  std::string import_file;
+  if (!LoadConfig(argc, argv, &config, &import_file)) return 1;
+  if (!import_file.empty()) {
+    // An import runs in the foreground and leaves the pid file of a server using the same
+    // configuration alone.
+    for (const char* key : {"daemonize", "pidfile"}) {
+      basalt::Status s = config.ApplyDirective({key, key[0] == 'd' ? "no" : ""}, "--import: ");
+      if (!s.ok()) {
+        std::cerr << "basalt-server: " << s.message() << "\n";
+        return 1;
+      }
+    }
+  }
   if (!SetUpProcess(config, argv[0])) return 1;
   // The pid file lives while main does, whichever way it returns.
   struct PidFile {
@@ -377,6 +450,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   state.scripting = &scripting;
+  state.pause.SetScriptWriteCheck(
+      [&scripting](const std::vector<std::string>& argv) { return scripting.MayWrite(argv); });
+  state.script_declares_writes = [&scripting](const std::vector<std::string>& argv) {
+    return scripting.DeclaresWrites(argv);
+  };
+  if (!import_file.empty()) return ImportAndExit(import_file, keyspace->get(), scripting);
+  basalt::Saves saves(&state);
+  state.saves = &saves;
   basalt::CommandOffloader offloader(&state, 1);
   offloader.Start();
   state.offloader = &offloader;
@@ -386,6 +467,8 @@ int main(int argc, char** argv) {
   if (config.GetInt("read-threads") > 0) state.read_offloader = &read_offloader;
 
   ConnectEventHandlers(state, replication, scripting);
+  basalt::MasterClient master_client(&state);
+  ConnectRedisMaster(replication, master_client, scripting);
   // Keyspace notifications go to this server's subscribers, and with the batch to replicas.
   basalt::NotificationSink notifications(&state.pubsub, &replication);
   state.keyspace->events().set_sink(&notifications);
@@ -411,6 +494,7 @@ int main(int argc, char** argv) {
 
   LOG(INFO) << "stopping: closing connections and syncing data";
   failover.Stop();
+  saves.Stop();  // a background save finishes; SYNC transfers are cut
   replication.Stop();
   offloader.Stop();  // a running script was told to stop by NetworkServer::Run
   read_offloader.Stop();

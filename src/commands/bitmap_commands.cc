@@ -50,6 +50,8 @@ void SetBitCommand(CommandContext& c) {
   uint8_t b = byte.empty() ? 0 : static_cast<uint8_t>(byte[0]);
   uint8_t mask = static_cast<uint8_t>(1u << (7 - (*offset & 7)));
   int previous = (b & mask) ? 1 : 0;
+  // As Redis, a bit set to what it is changes nothing: no write, no replication, no dirty.
+  if (!grows && previous == *on) return c.reply.Integer(previous);
   b = *on ? (b | mask) : (b & static_cast<uint8_t>(~mask));
   if (ReplyIfError(c, editor.Write(*offset >> 3, std::string(1, static_cast<char>(b))))) return;
   editor.Finish(StringEncoding::kRaw);
@@ -332,9 +334,13 @@ Status ApplyBitFieldWrite(CommandContext& c, StringEditor& editor, const BitFiel
     c.reply.Null();
     return Status::OK();
   }
+  const std::string before = bytes;
   SetBitField(&bytes, bit, op.type.bits, static_cast<uint64_t>(*stored));
-  s = editor.Write(first_byte, bytes);
-  if (!s.ok()) return s;
+  // A field set to what it holds is no write (no replication, no dirty), as in Redis.
+  if (bytes != before) {
+    s = editor.Write(first_byte, bytes);
+    if (!s.ok()) return s;
+  }
   c.reply.Integer(op.kind == BitFieldOp::kIncrBy ? *stored : current);
   return Status::OK();
 }
@@ -369,7 +375,7 @@ void BitFieldGeneric(CommandContext& c, bool read_only) {
     if (!s.ok()) return c.reply.Error(s.ToReplyText());
     c.reply.Integer(BitFieldToInt(GetBitField(bytes, op.offset & 7, op.type.bits), op.type));
   }
-  if (writes) {
+  if (editor.changed()) {
     editor.Finish(StringEncoding::kRaw);
     Notify(c, notify::kString, "setbit", c.arg(1));
   }

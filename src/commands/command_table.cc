@@ -59,7 +59,7 @@ CommandTable::CommandTable() {
         &HllCommands,         &GeoCommands,           &SortCommands,         &ScriptingCommands,
         &PubSubCommands,      &AclCommands,           &ReplicationCommands,  &MemoryCommands,
         &LatencyCommands,     &DebugCommands,         &ClusterCommands,      &StreamCommands,
-        &FunctionCommands,    &DumpCommands}) {
+        &FunctionCommands,    &DumpCommands,          &MigrateCommands,      &ImportCommands}) {
     for (const CommandSpec& spec : (*family)()) {
       all_.push_back(&spec);
       by_name_[spec.name] = &spec;
@@ -125,9 +125,9 @@ Status CommandTable::Rename(std::string_view name, std::string_view new_name) {
   return Status::OK();
 }
 
-// Every command looks its counters up here: the std::unordered_map this replaces, whose
-// buckets are found by a division, took 1.4% of a pipelined LPUSH's samples (docs/benchmarks.md,
-// change 81).
+// Every command looks its counters up here: a std::unordered_map, whose buckets are found by a
+// division, takes 1.4% of a pipelined LPUSH's samples, this table 0.2% (docs/benchmarks.md,
+// "Per-command bookkeeping").
 size_t CommandTable::IndexOf(const CommandSpec* spec) const {
   const size_t mask = index_slots_.size() - 1;
   for (size_t slot = SlotOf(spec, mask);; slot = (slot + 1) & mask) {

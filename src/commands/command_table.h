@@ -57,6 +57,15 @@ enum CommandFlag : uint32_t {
   // PFCOUNT). Held by CLIENT PAUSE WRITE; refused to a monitoring client like reads and writes.
   // COMMAND INFO does not show it: Redis hides it on purpose.
   kCmdMayReplicate = 1 << 22,
+  // Redis's "no_mandatory_keys": the keys are optional (EVAL with numkeys 0), so COMMAND GETKEYS
+  // answers an empty list rather than an error when the arguments name none.
+  kCmdNoMandatoryKeys = 1 << 23,
+  // The reply is (un)subscribe confirmations only, which CLIENT REPLY OFF|SKIP does not silence
+  // (Redis 7.2 sends pushes whatever the reply mode). Not shown by COMMAND INFO.
+  kCmdPushReply = 1 << 24,
+  // Waits on another server (MIGRATE): outside MULTI and scripts it runs on a read thread
+  // (commands/offload.h), so that its worker's other clients do not wait with it.
+  kCmdWaitsOnPeer = 1 << 25,
 };
 
 struct CommandContext {
@@ -188,6 +197,7 @@ class CommandTable {
 const std::vector<CommandSpec>& StringCommands();
 const std::vector<CommandSpec>& KeyCommands();
 const std::vector<CommandSpec>& DumpCommands();
+const std::vector<CommandSpec>& MigrateCommands();
 const std::vector<CommandSpec>& ServerCommands();
 const std::vector<CommandSpec>& ConnectionCommands();
 const std::vector<CommandSpec>& TransactionCommands();
@@ -206,6 +216,7 @@ const std::vector<CommandSpec>& SortCommands();
 // names it.
 const std::vector<CommandSpec>& ScriptingCommands();
 const std::vector<CommandSpec>& FunctionCommands();  // FUNCTION, FCALL: src/scripting/ too
+const std::vector<CommandSpec>& ImportCommands();    // IMPORT RDB: src/scripting/ too
 const std::vector<CommandSpec>& PubSubCommands();
 const std::vector<CommandSpec>& AclCommands();
 const std::vector<CommandSpec>& ReplicationCommands();

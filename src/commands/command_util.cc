@@ -83,18 +83,25 @@ std::optional<int64_t> TimeoutArg(CommandContext& c, size_t i) {
     c.reply.Error("ERR timeout is not a float or out of range");
     return std::nullopt;
   }
-  // Redis rounds seconds * 1000 up to a long long: a result out of range becomes LLONG_MIN on
-  // x86-64 (so "inf" and 1e400 are "negative"), and -0.0001 rounds to 0, which means forever.
-  long double ms_exact = std::ceil(*seconds * 1000);
+  // As Redis 7.2: milliseconds past a long long, or a deadline past one, are out of range;
+  // seconds * 1000 rounds up, so -0.0001 is 0, which means forever.
+  const long double ms_exact = std::ceil(*seconds * 1000);
   constexpr long double kTwo63 = 9223372036854775808.0L;
-  int64_t ms =
-      ms_exact >= kTwo63 || ms_exact < -kTwo63 ? INT64_MIN : static_cast<int64_t>(ms_exact);
+  if (ms_exact >= kTwo63) {
+    c.reply.Error("ERR timeout is out of range");
+    return std::nullopt;
+  }
+  const int64_t ms = ms_exact < -kTwo63 ? INT64_MIN : static_cast<int64_t>(ms_exact);
   if (ms < 0) {
     c.reply.Error("ERR timeout is negative");
     return std::nullopt;
   }
   if (ms == 0) return 0;
-  return ms > INT64_MAX - c.ctx.now_ms() ? INT64_MAX : c.ctx.now_ms() + ms;
+  if (ms > INT64_MAX - c.ctx.now_ms()) {
+    c.reply.Error("ERR timeout is out of range");
+    return std::nullopt;
+  }
+  return c.ctx.now_ms() + ms;
 }
 
 void ParkClient(CommandContext& c, const std::vector<size_t>& key_indexes, int64_t deadline_ms,
@@ -205,6 +212,21 @@ bool CheckStringSize(CommandContext& c, uint64_t size) {
     return false;
   }
   return true;
+}
+
+void ReplicateAs(CommandContext& c, std::initializer_list<std::string_view> argv) {
+  if (Replicating(c))
+    c.ctx.effects().Add(c.db(), std::vector<std::string>(argv.begin(), argv.end()));
+}
+
+void ReplicateDeletion(CommandContext& c, std::string_view key) {
+  if (!Replicating(c)) return;
+  const bool lazy = c.server.config->GetBool("lazyfree-lazy-server-del");
+  ReplicateAs(c, {lazy ? "UNLINK" : "DEL", key});
+}
+
+void ReplicateExpireAt(CommandContext& c, std::string_view key, int64_t expire_ms) {
+  if (Replicating(c)) ReplicateAs(c, {"PEXPIREAT", key, std::to_string(expire_ms)});
 }
 
 }  // namespace basalt

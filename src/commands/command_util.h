@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,8 +26,9 @@ std::optional<KeyState> LookupString(CommandContext& c, std::string_view key);
 // Replies with the status's error text and returns true if it is not OK.
 bool ReplyIfError(CommandContext& c, const Status& s);
 
-// One client's CLIENT LIST line, without the newline (also ACL LOG's client-info).
-std::string ClientInfoLine(const Session& s);
+// One client's CLIENT LIST line, without the newline (also ACL LOG's client-info); `blocked`:
+// parked by a blocking command (flag b).
+std::string ClientInfoLine(const Session& s, bool blocked = false);
 
 // Stores a string value for `key`, replacing `old`.
 void WriteString(CommandContext& c, std::string_view key, std::string_view value, int64_t expire_ms,
@@ -47,6 +49,35 @@ inline void Notify(CommandContext& c, uint32_t event_class, std::string_view eve
                    std::string_view key) {
   c.ctx.Notify(event_class, event, c.db(), key);
 }
+// What a write sends Redis replicas (commands/replica_stream.h, types/replication_effects.h).
+// By default: the command as sent, when it changed a key. A command whose effect would differ
+// on the replica (a relative TTL, a random pick, a generated ID, a blocking form) sends its
+// rewrite instead, built only while Replicating(): each ReplicateAs() adds one command in the
+// client's database.
+inline bool Replicating(const CommandContext& c) {
+  return c.ctx.effects().capturing();
+}
+inline void ReplicateAs(CommandContext& c, std::vector<std::string> argv) {
+  if (Replicating(c)) c.ctx.effects().Add(c.db(), std::move(argv));
+}
+// The same from views, copied only while Replicating(): a call costs no allocation otherwise.
+void ReplicateAs(CommandContext& c, std::initializer_list<std::string_view> argv);
+// Sends nothing, whatever the command changed.
+inline void ReplicateNothing(CommandContext& c) {
+  c.ctx.effects().AddNothing();
+}
+// Sends the command as sent even though it changed no key (FLUSHALL of an empty database,
+// PUBLISH, FUNCTION LOAD).
+inline void ReplicateAsSent(CommandContext& c) {
+  c.ctx.effects().SendAsSent();
+}
+// The deletion of `key` as Redis replicates a key a command removed by its own rule (an expiry
+// in the past, SPOP of every member): UNLINK when lazyfree-lazy-server-del says so, else DEL.
+void ReplicateDeletion(CommandContext& c, std::string_view key);
+// PEXPIREAT `key` `expire_ms`: how every TTL a command sets reaches replicas (absolute, so a
+// replica that applies it late does not keep the key longer).
+void ReplicateExpireAt(CommandContext& c, std::string_view key, int64_t expire_ms);
+
 // The `del` event when a removal emptied the collection `key` (Redis deletes it then).
 void NotifyIfEmptied(CommandContext& c, std::string_view key);
 // A list pop's events: lpop or rpop, and del when it took all `size_before` elements.

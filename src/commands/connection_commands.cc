@@ -144,7 +144,7 @@ void ResetCommand(CommandContext& c) {
 
 }  // namespace
 
-std::string ClientInfoLine(const Session& s) {
+std::string ClientInfoLine(const Session& s, bool blocked) {
   std::string name, cmd, user, lib_name, lib_ver;
   {
     std::lock_guard<std::mutex> lock(s.info_mu);
@@ -165,6 +165,7 @@ std::string ClientInfoLine(const Session& s) {
   if (s.monitor.load(std::memory_order_relaxed)) flags += "O";
   if (s.subscriptions.total() > 0) flags += "P";
   if (s.in_multi) flags += "x";
+  if (blocked) flags += "b";
   const uint32_t tracking = s.tracking_flags.load(std::memory_order_relaxed);
   if (tracking & tracking_flag::kOn) flags += "t";
   if (tracking & tracking_flag::kBrokenRedirect) flags += "R";
@@ -464,7 +465,7 @@ void ClientCommand(CommandContext& c) {
     for (const auto& s : c.server.clients.Snapshot()) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), s->id) == ids.end()) continue;
       if (!type.empty() && !HasClientType(*s, type)) continue;
-      text += ClientInfoLine(*s) + "\n";
+      text += ClientInfoLine(*s, c.server.blocking.IsBlocked(s->id)) + "\n";
     }
     return c.reply.Verbatim(text);
   }

@@ -208,13 +208,17 @@ void DebugDigestValue(CommandContext& c) {
   }
 }
 
-// DEBUG OBJECT: Redis's line. Values live on disk, so there is no address (0x0), one reference,
-// and no access clock (lru 0, as OBJECT IDLETIME's 0); serializedlength is the bytes of the
+// DEBUG OBJECT: Redis's line. Values live on disk, so there is no address (0x0) and one
+// reference; lru is Redis's LRU clock of the last access (Unix seconds modulo 2^24) and
+// lru_seconds_idle OBJECT IDLETIME's (types/key_access.h); serializedlength is the bytes of the
 // value's elements.
 void DebugObject(CommandContext& c) {
   auto state = c.ctx.Lookup(c.db(), c.arg(2));
   if (ReplyIfError(c, state.status())) return;
-  if (!state->live()) return c.reply.Error("ERR no such key");
+  // As in Redis, which looks in its dictionary without the expiry check, a key past its TTL
+  // that is not deleted yet is found; its value is no longer readable, so its serialized
+  // length is 0.
+  if (!state->present) return c.reply.Error("ERR no such key");
   std::string read_type = RedisTypeName(state->meta.type);
   std::vector<std::string> read;
   size_t bytes = 0;
@@ -237,13 +241,20 @@ void DebugObject(CommandContext& c) {
     default:
       read = {"zrange", c.arg(2), "0", "-1", "withscores"};
   }
-  auto items = ReadWhole(c, c.db(), std::move(read));
-  if (ReplyIfError(c, items.status())) return;
-  for (const std::string& item : *items) bytes += item.size();
+  if (state->live()) {
+    auto items = ReadWhole(c, c.db(), std::move(read));
+    if (ReplyIfError(c, items.status())) return;
+    for (const std::string& item : *items) bytes += item.size();
+  }
   auto encoding = ObjectEncoding(c, c.db(), c.arg(2), *state);
   if (ReplyIfError(c, encoding.status())) return;
+  KeyAccessTable& access = c.server.keyspace->access();
+  const uint8_t pdb = c.server.keyspace->Physical(c.db());
+  const int64_t idle = access.IdleSeconds(pdb, c.arg(2), c.ctx.now_ms());
+  const int64_t lru = (c.ctx.now_ms() / 1000 - idle) & ((int64_t{1} << 24) - 1);
   c.reply.Simple("Value at:0x0 refcount:1 encoding:" + *encoding +
-                 " serializedlength:" + std::to_string(bytes) + " lru:0 lru_seconds_idle:0");
+                 " serializedlength:" + std::to_string(bytes) + " lru:" + std::to_string(lru) +
+                 " lru_seconds_idle:" + std::to_string(idle));
 }
 
 void DebugProtocol(CommandContext& c) {
@@ -343,6 +354,8 @@ void DebugHelp(CommandContext& c) {
       "ERROR <string>",
       "    Return a Redis protocol error with <string> as message. Useful for clients",
       "    unit tests to simulate Redis errors.",
+      "LOADAOF",
+      "    Reload the AOF in memory (Basalt's WAL is always applied: nothing to do).",
       "LOG <message>",
       "    Write <message> to the server log.",
       "OBJECT <key>",
@@ -364,6 +377,10 @@ void DebugHelp(CommandContext& c) {
       "    Run a fuzz tester against the stringmatchlen() function.",
       "LISTPACK <key>",
       "    Show low level info about the listpack encoding of <key>.",
+      "HTSTATS <dbid> [full]",
+      "HTSTATS-KEY <key> [full]",
+      "    Redis's hash table statistics; Basalt keeps keys and members in RocksDB, not in",
+      "    hash tables, and says so.",
       "HELP",
       "    Print this help."};
   c.reply.SimpleLines(kHelp);
@@ -373,6 +390,8 @@ void DebugCommand(CommandContext& c) {
   if (!ProtectedCommandAllowed(c, "DEBUG", "enable-debug-command")) return;
   const std::string sub = ToLower(c.arg(1));
   const size_t n = c.argc();
+  // DEBUG's reads are no access of the keys (OBJECT IDLETIME / FREQ), as in Redis.
+  c.ctx.set_touches_keys(false);
   if (sub == "help" && n == 2) return DebugHelp(c);
   if (sub == "sleep" && n == 3) return DebugSleep(c);
   if (sub == "object" && n == 3) return DebugObject(c);
@@ -383,6 +402,10 @@ void DebugCommand(CommandContext& c) {
   if (sub == "set-active-expire" && n == 3) {
     Status s = c.server.config->SetLive("active-expire", atoi(c.arg(2).c_str()) ? "yes" : "no");
     if (ReplyIfError(c, s)) return;
+    return c.reply.Ok();
+  }
+  if (sub == "set-disable-deny-scripts" && n == 3) {
+    c.server.scripts_call_noscript.store(atoi(c.arg(2).c_str()) != 0, std::memory_order_relaxed);
     return c.reply.Ok();
   }
   if (sub == "change-repl-id" && n == 2) {
@@ -402,6 +425,10 @@ void DebugCommand(CommandContext& c) {
     }
     return c.reply.Ok();
   }
+  if (sub == "loadaof" && n == 2) {
+    // Redis reloads its AOF; Basalt's log is the WAL, already applied to the data it reads.
+    return c.reply.Ok();
+  }
   if (sub == "quicklist-packed-threshold" && n == 3) {
     // Accepted for Redis's test suites; lists on disk have no packed nodes to tune.
     auto size = ParseMemory(c.arg(2));
@@ -415,6 +442,18 @@ void DebugCommand(CommandContext& c) {
     if (ReplyIfError(c, state.status())) return;
     if (!state->live()) return c.reply.Error("ERR no such key");
     return c.reply.Error("ERR Not a listpack encoded object.");
+  }
+  // Redis describes its in-memory hash tables here. Tools and test suites read the text, so it
+  // is a text that says there is none, not an error.
+  if (sub == "htstats" && (n == 3 || n == 4)) {
+    if (!IntArg(c, 2)) return;
+    return c.reply.Verbatim("[Dictionary HT]\nNo hash table: Basalt keeps the keys in RocksDB.\n");
+  }
+  if (sub == "htstats-key" && (n == 3 || n == 4)) {
+    auto state = c.ctx.Peek(c.db(), c.arg(2));
+    if (ReplyIfError(c, state.status())) return;
+    if (!state->live()) return c.reply.Error("ERR no such key");
+    return c.reply.Verbatim("No hash table: Basalt keeps this key's members in RocksDB.\n");
   }
   if (sub == "error" && n == 3) return c.reply.Error(c.arg(2));  // verbatim, as Redis sends it
   if (sub == "log" && n == 3) {

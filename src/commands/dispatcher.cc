@@ -8,6 +8,8 @@
 #include <shared_mutex>
 
 #include "commands/acl_check.h"
+#include "commands/admission.h"
+#include "commands/command_accounting.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
 #include "common/strutil.h"
@@ -15,14 +17,16 @@
 
 namespace basalt {
 
-namespace {
-
-constexpr const char* kReadOnlyError = "READONLY You can't write against a read only replica.";
-
-bool RejectedAsReplica(const ServerState& server, const CommandSpec& spec) {
-  return (spec.flags & kCmdWrite) && server.replication != nullptr &&
-         server.replication->rejects_writes();
+std::string FullCommandName(const CommandSpec& spec, const std::vector<std::string>& argv) {
+  std::string name = spec.name;
+  if (argv.size() >= 2 && CommandTable::Get().HasSubcommands(spec)) {
+    name.push_back('|');
+    name.append(ToLower(argv[1]));
+  }
+  return name;
 }
+
+namespace {
 
 std::string UnknownCommandError(const std::vector<std::string>& argv) {
   // Built with append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string&&.
@@ -80,85 +84,6 @@ KeyLockGuard LockKeys(ServerState& server, const Session& session, const Command
   return KeyLockGuard(&server.keyspace->locks(), std::move(stripes), write);
 }
 
-// Error replies this thread had produced when the command being accounted started: Account()
-// calls the command failed if the count moved since. A command inside EXEC or a script moves the
-// mark forward when it is accounted, so the enclosing EXEC fails only for errors of its own
-// (EXECABORT, EXEC without MULTI), as Redis counts them.
-thread_local int64_t t_errors_at_start = 0;
-
-void MarkCommandStart() {
-  t_errors_at_start = ThreadErrorReplies();
-}
-
-void Account(ServerState& server, Session& session, const CommandSpec& spec,
-             const std::vector<std::string>& argv, uint64_t start_ticks, uint64_t end_ticks,
-             bool record_latency = true) {
-  // A command that parked its client counts when it replies: woken and run again, or timed out
-  // (AccountTimedOutBlock).
-  if (session.block.active) return;
-  const int64_t duration_us = CommandClock::MicrosBetween(start_ticks, end_ticks);
-  size_t slot = CommandTable::Get().StatSlotOf(spec, argv);
-  if (slot < server.command_stats.size()) {
-    CommandStat& stat = server.command_stats.at(slot);
-    stat.calls.fetch_add(1, std::memory_order_relaxed);
-    stat.usec.fetch_add(duration_us, std::memory_order_relaxed);
-    const int64_t errors = ThreadErrorReplies();
-    if (errors != t_errors_at_start) {
-      stat.failed.fetch_add(1, std::memory_order_relaxed);
-      t_errors_at_start = errors;
-    }
-    if (record_latency && server.latency_tracking.load(std::memory_order_relaxed)) {
-      stat.Histogram().Record(CommandClock::NanosBetween(start_ticks, end_ticks));
-    }
-  }
-  server.counters.commands_processed.fetch_add(1, std::memory_order_relaxed);
-  int64_t monitor_ms = server.latency_monitor_threshold_ms.load(std::memory_order_relaxed);
-  if (monitor_ms > 0 && duration_us / 1000 >= monitor_ms) {
-    server.latency_monitor.Add((spec.flags & kCmdFast) ? "fast-command" : "command",
-                               duration_us / 1000, UnixMillis() / 1000);
-  }
-  int64_t threshold = server.config->slowlog_slower_than.load(std::memory_order_relaxed);
-  if (threshold >= 0 && duration_us >= threshold && !(spec.flags & kCmdSkipSlowlog)) {
-    std::string name;
-    {
-      std::lock_guard<std::mutex> lock(session.info_mu);
-      name = session.name;
-    }
-    server.slowlog.Add(argv, duration_us, session.addr, name,
-                       static_cast<size_t>(server.config->slowlog_max_len.load()));
-  }
-}
-
-// A command refused before it ran (arity, ACL, BUSY, READONLY, MISCONF, ...): Redis's
-// rejected_calls.
-void CountRejected(ServerState& server, const CommandSpec& spec,
-                   const std::vector<std::string>& argv) {
-  size_t slot = CommandTable::Get().StatSlotOf(spec, argv);
-  if (slot < server.command_stats.size()) {
-    server.command_stats.at(slot).rejected.fetch_add(1, std::memory_order_relaxed);
-  }
-}
-
-// After a lookup failed: a known command (or subcommand) called with the wrong number of
-// arguments counts as rejected; an unknown name has no counters, as in Redis.
-void CountRejectedLookup(ServerState& server, const std::vector<std::string>& argv,
-                         const std::string& error) {
-  if (error.rfind("ERR wrong number of arguments", 0) != 0) return;
-  if (const CommandSpec* spec = CommandTable::Get().Find(argv[0])) {
-    CountRejected(server, *spec, argv);
-  }
-}
-
-// "get", or "client|list" for a container command: CLIENT LIST's cmd= field, error texts.
-std::string FullCommandName(const CommandSpec& spec, const std::vector<std::string>& argv) {
-  std::string name = spec.name;
-  if (argv.size() >= 2 && CommandTable::Get().HasSubcommands(spec)) {
-    name.push_back('|');
-    name.append(ToLower(argv[1]));
-  }
-  return name;
-}
-
 void SetLastCommand(Session& session, const CommandSpec& spec,
                     const std::vector<std::string>& argv) {
   const bool has_subcommands = CommandTable::Get().HasSubcommands(spec);
@@ -190,33 +115,17 @@ bool AllowedWhileBusy(const CommandSpec& spec, const std::vector<std::string>& a
 
 // Waits for the keyspace lock in short slices instead of blocking outright, so that a command
 // queued behind a script notices when the script turns busy and can answer BUSY (or, for SCRIPT
-// KILL, run) instead of waiting for it to end. False: a script is busy and the lock is not held.
-bool LockKeyspace(ServerState& server, bool exclusive, int64_t threshold_ms) {
+// KILL, run) instead of waiting for it to end. False: a script is busy, or `abandon` became
+// true, and the lock is not held.
+bool LockKeyspace(ServerState& server, bool exclusive, int64_t threshold_ms,
+                  const std::atomic<bool>* abandon = nullptr) {
   constexpr int64_t kSliceMs = 20;
   WriterPreferringMutex& mu = server.keyspace->exclusive();
   while (true) {
     if (exclusive ? mu.try_lock_for_ms(kSliceMs) : mu.try_lock_shared_for_ms(kSliceMs)) return true;
     if (server.script_guard.Busy(threshold_ms)) return false;
+    if (abandon != nullptr && abandon->load()) return false;
   }
-}
-
-// A RESP2 client with subscriptions may only run the commands that keep its connection a
-// stream of pub/sub replies.
-std::string SubscribedContextError(const CommandSpec& spec, const std::vector<std::string>& argv) {
-  return "ERR Can't execute '" + FullCommandName(spec, argv) +
-         "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this "
-         "context";
-}
-
-// Refuses writes while the storage engine cannot persist them (Redis's MISCONF, which it uses
-// for the same situation: a failing disk). docs/reliability.md documents the text.
-bool RefuseWriteOnStorageError(ServerState& server, const CommandSpec& spec, Reply& reply) {
-  Engine* engine = server.keyspace->engine();
-  if (!(spec.flags & kCmdWrite) || !engine->writes_stopped()) return false;
-  reply.Error("MISCONF Basalt can't persist to disk: " + engine->health().last_error +
-              ". Commands that may modify the data set are disabled until the disk problem is "
-              "fixed; writes resume by themselves (INFO persistence shows the state).");
-  return true;
 }
 
 // A reply that passed max-reply-size was dropped while being built; like Redis's output buffer
@@ -253,6 +162,50 @@ bool RunHandlerFeedingMonitors(ServerState& server, Session& session, const Comm
   spec.handler(c);
   if (shown && !first) server.monitors.Feed(session, session.db, sent);
   return true;
+}
+
+// Runs the handler (feeding monitors when some watch) and notes what the command sends Redis
+// replicas while one is attached (types/replication_effects.h): unless the command decided
+// otherwise, itself as sent when it changed a key or wrote anything else (a stream group's
+// records, XACK). EXEC and scripts send only the commands they ran. False when the command
+// was refused instead of run.
+bool InvokeHandler(ServerState& server, Session& session, const CommandSpec& spec,
+                   CommandContext& c) {
+  ReplicationEffects& effects = c.ctx.effects();
+  if (!effects.capturing()) {
+    if (server.monitors.active()) return RunHandlerFeedingMonitors(server, session, spec, c);
+    spec.handler(c);
+    return true;
+  }
+  constexpr uint32_t kSendsEffectsOnly = kCmdTxControl | kCmdOffload;
+  const bool effects_only = spec.flags & kSendsEffectsOnly;
+  const int db = session.db;
+  std::vector<std::string> sent;
+  if (!effects_only) sent = c.argv;  // the handler may consume its arguments
+  const uint64_t changes = c.ctx.changes();
+  const uint32_t writes = c.ctx.batch().WriteCount();
+  effects.StartCommand();
+  bool ran = true;
+  if (server.monitors.active()) {
+    ran = RunHandlerFeedingMonitors(server, session, spec, c);
+  } else {
+    spec.handler(c);
+  }
+  if (!ran || effects_only) return ran;
+  const ReplicationEffects::Decision decision = effects.decision();
+  const bool changed = c.ctx.changes() != changes || c.ctx.batch().WriteCount() != writes;
+  if (decision == ReplicationEffects::Decision::kAsSent ||
+      (decision == ReplicationEffects::Decision::kDefault && changed)) {
+    effects.Add(db, std::move(sent));
+  }
+  return ran;
+}
+
+// Whether the command's lookups are accesses of its keys (OBJECT IDLETIME / FREQ): not under
+// CLIENT NO-TOUCH, but for TOUCH, as in Redis.
+bool TouchesKeys(const Session& session, const CommandSpec& spec) {
+  return !session.no_touch.load(std::memory_order_relaxed) ||
+         std::string_view(spec.name) == "touch";
 }
 
 // Client-side caching (commands/tracking.h). A tracking client's read-only command has its keys
@@ -295,9 +248,9 @@ const char* BusyScriptError(const ScriptGuard& guard) {
 namespace {
 
 // A client's pipeline mostly repeats one command: comparing the name's few bytes with the one it
-// sent last costs less than hashing it into the table, which took 1.3% of a pipelined LPUSH's
-// samples (docs/benchmarks.md, change 81). The table changes only at start-up, before any
-// client connects (rename-command), so a remembered spec stays right.
+// sent last costs less than hashing it into the table, which takes 1.3% of a pipelined LPUSH's
+// samples (docs/benchmarks.md, "Per-command bookkeeping"). The table changes only at start-up,
+// before any client connects (rename-command), so a remembered spec stays right.
 const CommandSpec* FindCommand(const std::string& name, Session* session) {
   if (session == nullptr) return CommandTable::Get().Find(name);
   if (session->last_spec_found != nullptr && name == session->last_name_sent) {
@@ -360,8 +313,8 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
       return;
     }
   }
-  if (in_exec && RejectedAsReplica(server, spec)) {
-    // Queued while this server was a master; it became a replica before EXEC.
+  if (session.script_client && RejectedAsReplica(server, session, spec)) {
+    // A script's write on a read-only replica. (EXEC checks its queue once, as it starts.)
     reply.Error(kReadOnlyError);
     return;
   }
@@ -370,51 +323,14 @@ void RunInContext(ServerState& server, Session& session, const CommandSpec& spec
   std::vector<std::string> read_keys;
   if (tracking && TracksReadsOf(session, spec)) CollectReadKeys(spec, argv, &read_keys);
   uint64_t start = CommandClock::Now();
+  ctx.set_touches_keys(TouchesKeys(session, spec));
   CommandContext c{server, session, argv, reply, ctx, in_exec};
-  if (server.monitors.active()) {
-    RunHandlerFeedingMonitors(server, session, spec, c);
-  } else {
-    spec.handler(c);
-  }
+  InvokeHandler(server, session, spec, c);
   if (tracking) TrackCommand(server, session, ctx, read_keys);
   if (in_exec) Account(server, session, spec, argv, start, CommandClock::Now());
 }
 
 namespace {
-
-// The checks between resolving a command and queueing or running it: authentication, ACL, the
-// RESP2 subscribed context, MULTI restrictions, a read-only replica and a failed disk. False
-// when one refused the command; the refusal is already in `reply`.
-bool Admitted(ServerState& server, Session& session, const CommandSpec& spec,
-              const std::vector<std::string>& argv, Reply& reply) {
-  if (!(spec.flags & kCmdNoAuth) && AuthRequired(server, session)) {
-    if (session.in_multi) session.multi_failed = true;
-    reply.Error("NOAUTH Authentication required.");
-    return false;
-  }
-  if (!AclPermitsOrReply(server, session, spec, argv, reply)) {
-    return false;
-  }
-  if (session.resp == 2 && session.subscriptions.total() > 0 && !(spec.flags & kCmdPubSubContext)) {
-    reply.Error(SubscribedContextError(spec, argv));
-    return false;
-  }
-  if (session.in_multi && (spec.flags & kCmdNoMulti)) {
-    session.multi_failed = true;
-    reply.Error("ERR Command not allowed inside a transaction");
-    return false;
-  }
-  if (session.in_multi && RejectedAsReplica(server, spec)) {
-    session.multi_failed = true;
-    reply.Error(kReadOnlyError);
-    return false;
-  }
-  if (RefuseWriteOnStorageError(server, spec, reply)) {
-    if (session.in_multi) session.multi_failed = true;
-    return false;
-  }
-  return true;
-}
 
 // A command naming several keys (MSET's ten, MGET's, DEL's) looks each up in turn, and each
 // lookup waits for a cache miss or two in the metadata cache; started together, they overlap.
@@ -438,7 +354,7 @@ void PrefetchKeys(const Session& session, const CommandSpec& spec,
 // client tracks keys (Tracking::active(), read once per command by Dispatch).
 bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
                 std::vector<std::string>& argv, Reply& reply, Context& ctx, bool tracking) {
-  if (RejectedAsReplica(server, spec)) {
+  if (RejectedAsReplica(server, session, spec)) {
     reply.Error(kReadOnlyError);
     return false;
   }
@@ -447,13 +363,12 @@ bool RunHandler(ServerState& server, Session& session, const CommandSpec& spec,
   PrefetchKeys(session, spec, argv, ctx);
   std::vector<std::string> read_keys;
   if (tracking && TracksReadsOf(session, spec)) CollectReadKeys(spec, argv, &read_keys);
+  ctx.set_touches_keys(TouchesKeys(session, spec));
   CommandContext c{server, session, argv, reply, ctx, false};
-  bool ran = true;
-  if (server.monitors.active()) {
-    ran = RunHandlerFeedingMonitors(server, session, spec, c);
-  } else {
-    spec.handler(c);
-  }
+  // What this client command runs, and it, reaches Redis replicas as one unit.
+  ctx.effects().OpenUnit();
+  const bool ran = InvokeHandler(server, session, spec, c);
+  ctx.effects().CloseUnit();
   if (tracking) TrackCommand(server, session, ctx, read_keys);
   return ran;
 }
@@ -469,6 +384,18 @@ bool RunsMemoryFirst(const ServerState& server, const Session& session, const Co
   return (spec.flags & kCmdReadOnly) && !(spec.flags & kNotMemoryFirst) &&
          server.read_offloader != nullptr && session.deliver_hook && !session.offloaded &&
          !session.in_multi && !server.monitors.active();
+}
+
+// The thread a command runs on instead of the worker, if any: the offload thread for
+// kCmdOffload (scripts), a read thread for kCmdWaitsOnPeer (MIGRATE, which waits on another
+// server). Only for a client that can be parked, and not for a command that is already there.
+CommandOffloader* OffloaderFor(const ServerState& server, const Session& session,
+                               const CommandSpec& spec) {
+  constexpr uint32_t kRunsElsewhere = kCmdOffload | kCmdWaitsOnPeer;
+  if (!(spec.flags & kRunsElsewhere) || !session.deliver_hook || session.offloaded) return nullptr;
+  if (spec.flags & kCmdOffload) return server.offloader;
+  if (spec.flags & kCmdWaitsOnPeer) return server.read_offloader;
+  return nullptr;
 }
 
 // Adds what a memory-only run that stood held back to the server's statistics.
@@ -504,13 +431,16 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
   std::shared_lock<WriterPreferringMutex> shared(mu, std::defer_lock);
   std::unique_lock<WriterPreferringMutex> unique(mu, std::defer_lock);
   KeyLockGuard keys;
-  if (LockKeyspace(server, exclusive, busy_threshold_ms)) {
+  if (LockKeyspace(server, exclusive, busy_threshold_ms, session.abandon_lock_waits)) {
     if (exclusive) {
       unique = std::unique_lock<WriterPreferringMutex>(mu, std::adopt_lock);
     } else {
       shared = std::shared_lock<WriterPreferringMutex>(mu, std::adopt_lock);
     }
     keys = LockKeys(server, session, spec, argv);
+  } else if (session.abandon_lock_waits != nullptr && session.abandon_lock_waits->load()) {
+    reply.Error("ERR the replication link is stopping");
+    return false;
   } else if (!allowed_while_busy) {
     reply.Error(BusyScriptError(server.script_guard));
     return false;
@@ -537,8 +467,19 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
   if (!s.ok()) {
     out->resize(reply_start);
     reply.Error(s.ToReplyText());
-  } else if (ctx.wrote() || (spec.flags & kCmdWrite)) {
+    return true;
+  }
+  if (ctx.wrote() || (spec.flags & kCmdWrite)) {
     session.last_write_seq = server.keyspace->engine()->LatestSequence();
+  }
+  // Lazy expiry, with this command's locks released: the expirer takes its own. Not for a
+  // parked command that a wake-up runs again: as Redis 7.2 checks a blocked client's keys, its
+  // lookups leave an expired key to the next command that reads it.
+  if (ctx.found_expired() && server.expirer != nullptr && !session.woken) {
+    keys.Release();
+    if (shared.owns_lock()) shared.unlock();
+    if (unique.owns_lock()) unique.unlock();
+    server.expirer->ExpireFound(ctx.TakeFoundExpired());
   }
   return true;
 }
@@ -549,7 +490,8 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
 bool JoinsGroups(const Session& session, const CommandSpec& spec,
                  const std::vector<std::string>& argv) {
   constexpr uint32_t kNotGrouped = kCmdExclusive | kCmdSelfCommit | kCmdOffload | kCmdTxControl |
-                                   kCmdAllowBusy | kCmdNoScript | kCmdPubSub | kCmdAdmin;
+                                   kCmdAllowBusy | kCmdNoScript | kCmdPubSub | kCmdAdmin |
+                                   kCmdWaitsOnPeer;
   return (spec.flags & kCmdWrite) && !(spec.flags & kNotGrouped) && spec.first_key > 0 &&
          !session.in_multi && !RunsExclusive(spec, argv);
 }
@@ -574,7 +516,7 @@ class GroupedRun {
   // False when the command was refused (BUSY, READONLY) instead of run.
   bool Run(const CommandSpec& spec, std::vector<std::string>& argv, Reply& reply, std::string* out,
            int64_t busy_threshold_ms, bool tracking) {
-    // In a buffer the group keeps: a vector per command was one of a write's allocations.
+    // In a buffer the group keeps: a vector per command would be one of a write's allocations.
     std::vector<size_t>& stripes = group_.next_stripes_;
     CollectStripes(server_, session_, spec, argv, &stripes);
     if (group_.active() && group_.replies_.size() >= kMaxGroupedCommands) {
@@ -610,7 +552,7 @@ class GroupedRun {
       group_.hand_off_ = LockTable::kNoStripe;
     }
     WriterPreferringMutex& mu = server_.keyspace->exclusive();
-    if (!LockKeyspace(server_, false, busy_threshold_ms)) return false;
+    if (!LockKeyspace(server_, false, busy_threshold_ms, session_.abandon_lock_waits)) return false;
     group_.keyspace_lock_ = std::shared_lock<WriterPreferringMutex>(mu, std::adopt_lock);
     for (size_t stripe : stripes) {
       group_.table_->LockWaitingInTurn(stripe);
@@ -651,126 +593,6 @@ class GroupedRun {
   WriteGroup& group_;
 };
 
-void WriteGroup::Hold(size_t stripe) {
-  if (held_bits_.empty()) held_bits_.resize(LockTable::kStripes / 64);
-  held_bits_[stripe / 64] |= uint64_t{1} << (stripe % 64);
-  stripes_.push_back(stripe);
-  table_->SetHolder(stripe, holder_tag_);
-}
-
-void WriteGroup::Unlock(size_t stripe) {
-  held_bits_[stripe / 64] &= ~(uint64_t{1} << (stripe % 64));
-  table_->SetHolder(stripe, 0);
-  table_->stripe(stripe).unlock();
-}
-
-WriteGroup::~WriteGroup() {
-  // Every owner commits before its group goes away; reaching here active is a bug, and dropping
-  // the writes (their replies were never sent) is the safe way out of it.
-  if (!active()) return;
-  LOG(DFATAL) << "write group destroyed uncommitted";
-  ctx_->Discard();
-  ctx_.reset();
-  for (size_t stripe : stripes_) Unlock(stripe);
-}
-
-bool WriteGroup::HoldsRepliesIn(const std::string* out) const {
-  return std::any_of(replies_.begin(), replies_.end(),
-                     [out](const HeldReply& r) { return r.out == out; }) ||
-         std::find(committed_outs_.begin(), committed_outs_.end(), out) != committed_outs_.end();
-}
-
-void WriteGroup::ReplaceRepliesWithError(const Status& error) {
-  // Each output string is rebuilt rather than patched in place: replies of commands that did
-  // not join the group (errors before they ran) sit between the grouped ones and stay as they
-  // are. The held replies of one string appear in replies_ in the order they were written.
-  std::vector<std::string*> outs;
-  for (const HeldReply& r : replies_) {
-    if (std::find(outs.begin(), outs.end(), r.out) == outs.end()) outs.push_back(r.out);
-  }
-  for (std::string* out : outs) {
-    std::string rebuilt;
-    size_t copied = 0;
-    for (const HeldReply& r : replies_) {
-      if (r.out != out) continue;
-      // A reply cut for max-reply-size ends before its span did (its client is being closed).
-      size_t begin = std::min(r.begin, out->size());
-      size_t end = std::min(r.end, out->size());
-      rebuilt.append(*out, copied, begin - copied);
-      Reply(&rebuilt, r.session->resp).Error(error.ToReplyText());
-      copied = end;
-    }
-    rebuilt.append(*out, copied, std::string::npos);
-    out->swap(rebuilt);
-  }
-}
-
-void WriteGroup::Commit(ServerState& server) {
-  if (!active()) return;
-  std::vector<uint64_t> sessions = CommitBatch(server);
-  for (auto it = stripes_.rbegin(); it != stripes_.rend(); ++it) Unlock(*it);
-  for (size_t stripe : stripes_) {
-    if (table_->HasWaiter(stripe)) {
-      hand_off_ = stripe;
-      break;
-    }
-  }
-  stripes_.clear();
-  keyspace_lock_ = std::shared_lock<WriterPreferringMutex>();
-  for (uint64_t id : committed_sessions_) {
-    if (std::find(sessions.begin(), sessions.end(), id) == sessions.end()) sessions.push_back(id);
-  }
-  committed_sessions_.clear();
-  committed_outs_.clear();
-  if (after_commit_) after_commit_(sessions);
-}
-
-void WriteGroup::CommitKeepingLocks(ServerState& server, const std::vector<size_t>& keep) {
-  for (const HeldReply& r : replies_) {
-    if (std::find(committed_outs_.begin(), committed_outs_.end(), r.out) == committed_outs_.end()) {
-      committed_outs_.push_back(r.out);
-    }
-  }
-  std::vector<uint64_t> sessions = CommitBatch(server);
-  size_t kept = 0;
-  for (size_t stripe : stripes_) {
-    if (std::binary_search(keep.begin(), keep.end(), stripe)) {
-      stripes_[kept++] = stripe;
-    } else {
-      Unlock(stripe);
-    }
-  }
-  stripes_.resize(kept);
-  for (uint64_t id : sessions) {
-    if (std::find(committed_sessions_.begin(), committed_sessions_.end(), id) ==
-        committed_sessions_.end()) {
-      committed_sessions_.push_back(id);
-    }
-  }
-  ctx_.emplace(server.keyspace);
-}
-
-std::vector<uint64_t> WriteGroup::CommitBatch(ServerState& server) {
-  Status s = ctx_->Commit();
-  std::vector<uint64_t> sessions;
-  if (!s.ok()) ReplaceRepliesWithError(s);
-  uint64_t sequence = s.ok() ? server.keyspace->engine()->LatestSequence() : 0;
-  for (const HeldReply& r : replies_) {
-    if (s.ok()) r.session->last_write_seq = sequence;
-    if (std::find(sessions.begin(), sessions.end(), r.session->id) == sessions.end()) {
-      sessions.push_back(r.session->id);
-    }
-  }
-  if (replies_.size() > 1) {
-    server.counters.grouped_commits.fetch_add(1, std::memory_order_relaxed);
-    server.counters.grouped_commands.fetch_add(static_cast<int64_t>(replies_.size()),
-                                               std::memory_order_relaxed);
-  }
-  ctx_.reset();
-  replies_.clear();
-  return sessions;
-}
-
 void Dispatch(ServerState& server, Session& session, std::vector<std::string>& argv,
               std::string* out, WriteGroup* group) {
   Reply reply(out, session.resp);
@@ -793,23 +615,22 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     return;
   }
   if (!Admitted(server, session, *spec, argv, reply)) return CountRejected(server, *spec, argv);
-  if (session.in_multi && !(spec->flags & kCmdTxControl)) {
-    session.queued.push_back(argv);
-    reply.Simple("QUEUED");
-    return;
-  }
-
   int64_t threshold = server.config->busy_reply_threshold.load(std::memory_order_relaxed);
   bool allowed_while_busy = AllowedWhileBusy(*spec, argv);
   if (server.script_guard.Busy(threshold) && !allowed_while_busy) {
     CountRejected(server, *spec, argv);
-    return reply.Error(BusyScriptError(server.script_guard));
+    return Reject(server, session, *spec, reply, BusyScriptError(server.script_guard));
   }
-  if ((spec->flags & kCmdOffload) && server.offloader != nullptr && session.deliver_hook &&
-      !session.offloaded) {
+  if (session.in_multi && !(spec->flags & kCmdTxControl)) {
+    if (spec->flags & kCmdDenyOom) session.queued_denyoom = true;
+    session.queued.push_back(argv);
+    reply.Simple("QUEUED");
+    return;
+  }
+  if (CommandOffloader* elsewhere = OffloaderFor(server, session, *spec)) {
     SetLastCommand(session, *spec, argv);
     session.awaiting_reply = true;
-    server.offloader->Submit(session, std::move(argv));
+    elsewhere->Submit(session, std::move(argv));
     return;
   }
 

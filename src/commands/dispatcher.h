@@ -3,10 +3,10 @@
 // In order: look the command up, check arity, authentication and the user's ACL permissions
 // (commands/acl_check.h), queue it if the client is in MULTI, answer BUSY while a script runs
 // too long (src/commands/script_guard.h), hand commands flagged kCmdOffload to the offload thread
-// (src/commands/offload.h), take the locks its flags and keys call for, run it against a fresh
-// Context, commit that Context, and account for it (counters, slow log). A commit failure
-// replaces whatever the handler replied with the error, so a client never sees success for a
-// write that did not land.
+// and those flagged kCmdWaitsOnPeer (MIGRATE) to the read threads (src/commands/offload.h), take
+// the locks its flags and keys call for, run it against a fresh Context, commit that Context,
+// and account for it (counters, slow log). A commit failure replaces whatever the handler
+// replied with the error, so a client never sees success for a write that did not land.
 //
 // A worker never waits for the disk on a read. A command that only reads (kCmdReadOnly, none of
 // the flags that make it write, block, run alone or run elsewhere), outside MULTI, runs first
@@ -59,6 +59,8 @@ class WriteGroup {
   ~WriteGroup();
 
   bool active() const { return ctx_.has_value(); }
+  // Whether a key the group changed and has not committed yet is one some client waits on.
+  bool TouchedWaitedKey(BlockingRegistry& blocking) const;
   // The tag (1 and up) of the worker that owns this group, which the group leaves on the
   // stripes it holds (LockTable::HolderOf); 0, the default, for none.
   void set_holder_tag(uint8_t tag) { holder_tag_ = tag; }
@@ -126,6 +128,9 @@ void AccountTimedOutBlock(ServerState& server, Session& session,
 // command runs here.
 uint8_t GroupHoldingKeysOf(ServerState& server, Session& session,
                            const std::vector<std::string>& argv, uint8_t self_tag);
+
+// "get", or "client|list" for a container command: CLIENT LIST's cmd= field, error texts.
+std::string FullCommandName(const CommandSpec& spec, const std::vector<std::string>& argv);
 
 // Runs an already validated command inside an existing unit of work (used by EXEC). The caller
 // holds the locks.

@@ -26,10 +26,11 @@ void DumpCommand(CommandContext& c) {
 struct RestoreOptions {
   bool replace = false;
   bool absttl = false;
+  int64_t idletime = -1;  // -1: not given
+  int64_t freq = -1;
 };
 
-// REPLACE, ABSTTL, IDLETIME s, FREQ f (the last two exclusive, as in Redis). IDLETIME and FREQ
-// are validated only: Basalt keeps no access times or frequencies.
+// REPLACE, ABSTTL, IDLETIME s, FREQ f (the last two exclusive, as in Redis).
 bool ParseRestoreOptions(CommandContext& c, RestoreOptions* opts) {
   bool idletime = false, freq = false;
   for (size_t j = 4; j < c.argc(); j++) {
@@ -46,6 +47,7 @@ bool ParseRestoreOptions(CommandContext& c, RestoreOptions* opts) {
         return false;
       }
       idletime = true;
+      opts->idletime = *v;
     } else if (EqualsIgnoreCase(c.arg(j), "freq") && has_value && !idletime) {
       auto v = IntArg(c, ++j);
       if (!v) return false;
@@ -54,6 +56,7 @@ bool ParseRestoreOptions(CommandContext& c, RestoreOptions* opts) {
         return false;
       }
       freq = true;
+      opts->freq = *v;
     } else {
       c.reply.Error(kSyntaxError);
       return false;
@@ -87,12 +90,25 @@ void RestoreCommand(CommandContext& c) {
   if (expire_ms != 0 && expire_ms <= c.ctx.now_ms()) {
     // Already expired: the key is not created, and a replaced one is deleted.
     if (old->live()) {
+      ReplicateDeletion(c, key);
       c.ctx.Delete(c.db(), key, *old);
       Notify(c, notify::kGeneric, "del", key);
+    } else {
+      ReplicateNothing(c);
     }
     return c.reply.Ok();
   }
+  if (expire_ms != 0 && !opts.absttl && Replicating(c)) {
+    // As Redis sends a TTL: absolute.
+    std::vector<std::string> sent(c.argv.begin(), c.argv.end());
+    sent[0] = "RESTORE";
+    sent[2] = std::to_string(expire_ms);
+    sent.push_back("ABSTTL");
+    ReplicateAs(c, std::move(sent));
+  }
   if (ReplyIfError(c, WriteRdbValue(c.ctx, c.db(), key, value, expire_ms, *old))) return;
+  c.server.keyspace->access().SetRestored(c.server.keyspace->Physical(c.db()), key, c.ctx.now_ms(),
+                                          opts.idletime, static_cast<int>(opts.freq));
   Notify(c, notify::kGeneric, "restore", key);
   c.reply.Ok();
 }

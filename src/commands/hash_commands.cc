@@ -245,6 +245,8 @@ void HIncrByFloatCommand(CommandContext& c) {
                 }
                 std::string text = FormatLongDouble(result);
                 c.reply.Bulk(text);
+                // The value, not the increment, as Redis sends it.
+                ReplicateAs(c, {"HSET", c.arg(1), c.arg(2), text});
                 return text;
               });
 }

@@ -137,6 +137,50 @@ void PfmergeCommand(CommandContext& c) {
   c.reply.Ok();
 }
 
+// Rewrites a sparse `k` as dense (Redis's hllSparseToDense); false after replying INVALIDOBJ
+// when its sparse body is corrupt.
+bool StoreDense(CommandContext& c, const HllKey& k, hll::Registers* registers) {
+  if (!ReadRegistersOrReply(c, k, registers)) return false;
+  if (hll::EncodingOf(k.bytes) == hll::Encoding::kSparse) {
+    StoreHll(c, c.arg(2), hll::Serialize(*registers, k.bytes, false, 0), k.state);
+  }
+  return true;
+}
+
+// PFDEBUG GETREG|DECODE|ENCODING|TODENSE key: Redis's HLL debugging views. GETREG and TODENSE
+// leave a sparse value dense, as in Redis.
+void PfdebugCommand(CommandContext& c) {
+  auto k = LoadHll(c, c.arg(2));
+  if (!k) return;
+  if (!k->exists()) return c.reply.Error("ERR The specified key does not exist");
+  std::string sub = ToLower(c.arg(1));
+  bool sparse = hll::EncodingOf(k->bytes) == hll::Encoding::kSparse;
+  hll::Registers registers;
+  if (sub == "getreg") {
+    if (!StoreDense(c, *k, &registers)) return;
+    c.reply.Array(hll::kRegisters);
+    for (uint8_t r : registers) c.reply.Integer(r);
+  } else if (sub == "decode") {
+    if (!sparse) return c.reply.Error("ERR HLL encoding is not sparse");
+    c.reply.Bulk(hll::DescribeSparse(k->bytes));
+  } else if (sub == "encoding") {
+    c.reply.Simple(sparse ? "sparse" : "dense");
+  } else if (sub == "todense") {
+    if (!StoreDense(c, *k, &registers)) return;
+    c.reply.Integer(sparse ? 1 : 0);
+  } else {
+    c.reply.Error("ERR Unknown PFDEBUG subcommand '" + c.arg(1) + "'");
+  }
+}
+
+// PFSELFTEST: checks the register packing and the estimator's error bounds (hll::SelfTest).
+void PfselftestCommand(CommandContext& c) {
+  auto max_bytes = static_cast<size_t>(c.server.config->hll_sparse_max_bytes.load());
+  std::string failure = hll::SelfTest(max_bytes);
+  if (!failure.empty()) return c.reply.Error(failure);
+  c.reply.Ok();
+}
+
 const std::vector<CommandSpec> kHllCommands = {
     {"pfadd", -2, kCmdWrite | kCmdDenyOom | kCmdFast, 1, 1, 1, PfaddCommand, "hyperloglog",
      "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.",
@@ -147,6 +191,11 @@ const std::vector<CommandSpec> kHllCommands = {
      "@read @hyperloglog @slow"},
     {"pfmerge", -2, kCmdWrite | kCmdDenyOom, 1, -1, 1, PfmergeCommand, "hyperloglog",
      "Merges one or more HyperLogLog values into a single key.", "@write @hyperloglog @slow"},
+    {"pfdebug", 3, kCmdWrite | kCmdDenyOom | kCmdAdmin, 2, 2, 1, PfdebugCommand, "hyperloglog",
+     "Internal commands for debugging HyperLogLog values.",
+     "@write @hyperloglog @admin @slow @dangerous"},
+    {"pfselftest", 1, kCmdAdmin, 0, 0, 0, PfselftestCommand, "hyperloglog",
+     "An internal command for testing HyperLogLog values.", "@hyperloglog @admin @slow @dangerous"},
 };
 
 }  // namespace

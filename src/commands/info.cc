@@ -14,6 +14,8 @@
 #include <set>
 
 #include "commands/info_writer.h"
+#include "commands/migrate_sockets.h"
+#include "commands/saves.h"
 #include "common/clock.h"
 #include "common/strutil.h"
 #include "common/version.h"
@@ -132,7 +134,9 @@ void ClientsSection(ServerState& s, InfoWriter& w) {
   w.Field("maxclients", s.config->maxclients.load());
   w.Field("client_recent_max_input_buffer", max_in);
   w.Field("client_recent_max_output_buffer", max_out);
-  w.Field("blocked_clients", s.blocking.blocked_clients());
+  // A parked command whose wake-up a pause holds is counted once, as parked.
+  const size_t held = s.pause.HeldClients([&](uint64_t id) { return !s.blocking.IsBlocked(id); });
+  w.Field("blocked_clients", s.blocking.blocked_clients() + held);
   w.Field("tracking_clients", s.tracking.clients());
   w.Field("clients_in_timeout_table", 0);
   w.Field("total_blocking_keys", s.blocking.BlockingKeys());
@@ -162,12 +166,12 @@ void MemorySection(ServerState& s, InfoWriter& w) {
   w.Field("total_system_memory", m.total_system);
   w.Field("total_system_memory_human", HumanBytes(m.total_system));
   // The Lua interpreters live behind ServerState's opaque Scripting: their memory figures are
-  // not reachable from here; the function counts are kept in ServerState.
+  // not reachable from here; the script and function counts are kept in ServerState.
   w.Field("used_memory_lua", 0);
   w.Field("used_memory_vm_eval", 0);
   w.Field("used_memory_lua_human", "0B");
   w.Field("used_memory_scripts_eval", 0);
-  w.Field("number_of_cached_scripts", 0);
+  w.Field("number_of_cached_scripts", s.cached_scripts.load(std::memory_order_relaxed));
   w.Field("number_of_functions", s.functions.load(std::memory_order_relaxed));
   w.Field("number_of_libraries", s.function_libraries.load(std::memory_order_relaxed));
   w.Field("used_memory_vm_functions", 0);
@@ -217,12 +221,14 @@ void PersistenceSection(ServerState& s, InfoWriter& w) {
   w.Field("current_save_keys_processed", 0);
   w.Field("current_save_keys_total", 0);
   // Every write is persisted by RocksDB as it happens: nothing waits for a save.
-  w.Field("rdb_changes_since_last_save", 0);
-  w.Field("rdb_bgsave_in_progress", 0);
+  w.Field("rdb_changes_since_last_save", s.keyspace->changes_since_save());
+  Saves::Info saves = s.saves != nullptr ? s.saves->info() : Saves::Info();
+  w.Field("rdb_bgsave_in_progress", saves.bgsave_running ? 1 : 0);
   w.Field("rdb_last_save_time", s.last_save_unix.load());
-  w.Field("rdb_last_bgsave_status", c.last_save_ok.load() ? "ok" : "err");
-  w.Field("rdb_last_bgsave_time_sec", -1);
-  w.Field("rdb_current_bgsave_time_sec", -1);
+  w.Field("rdb_last_bgsave_status", saves.last_bgsave_ok ? "ok" : "err");
+  w.Field("rdb_last_bgsave_time_sec", saves.last_bgsave_seconds);
+  w.Field("rdb_current_bgsave_time_sec",
+          saves.bgsave_running ? (UnixMillis() - saves.bgsave_started_ms) / 1000 : -1);
   w.Field("rdb_saves", c.rdb_saves.load());
   w.Field("rdb_last_cow_size", 0);
   w.Field("rdb_last_load_keys_expired", 0);
@@ -248,6 +254,13 @@ void PersistenceSection(ServerState& s, InfoWriter& w) {
   w.Field("storage_last_error", health.last_error);
   w.Field("storage_errors", health.errors);
   w.Field("storage_recoveries", health.recoveries);
+  // Basalt: the last RDB file's contents (keys left out: docs/data-portability.md), the files
+  // sent to SYNC/PSYNC, and BACKUP.
+  w.Field("rdb_last_save_keys", saves.last_save_keys);
+  w.Field("rdb_syncs", saves.syncs);
+  w.Field("backups", saves.backups);
+  w.Field("backup_last_time", saves.last_backup_unix);
+  w.Field("backup_last_status", saves.last_backup_ok ? "ok" : "err");
 }
 
 // instantaneous_ops_per_sec and the kbps figures: rates over the interval between two INFO stats
@@ -317,7 +330,7 @@ void StatsSection(ServerState& s, InfoWriter& w) {
   w.Field("pubsubshard_channels", s.pubsub.Size(PubSubKind::kShard));
   w.Field("latest_fork_usec", 0);
   w.Field("total_forks", 0);
-  w.Field("migrate_cached_sockets", 0);
+  w.Field("migrate_cached_sockets", MigrateSockets::Get().Count());
   w.Field("slave_expires_tracked_keys", 0);
   w.Field("active_defrag_hits", 0);
   w.Field("active_defrag_misses", 0);
@@ -400,7 +413,9 @@ void ReplicaLinkFields(const ReplicationSnapshot& snap, InfoWriter& w) {
   w.Field("slave_priority", 100);
   w.Field("slave_read_only", snap.read_only ? 1 : 0);
   w.Field("replica_announced", 1);
-  // Basalt: how far behind the master this replica is, in sequence numbers and in seconds.
+  // Basalt: which protocol the link speaks (a Redis master's offsets are bytes of its stream,
+  // not sequence numbers), and how far behind the master this replica is.
+  w.Field("master_kind", link.redis_master ? "redis" : "basalt");
   w.Field("master_latest_seq", link.master_latest_seq);
   w.Field("master_lag_seq", link.master_latest_seq > link.applied_seq
                                 ? link.master_latest_seq - link.applied_seq
@@ -414,22 +429,35 @@ void ReplicationSection(ServerState& s, InfoWriter& w) {
   w.Section("Replication");
   w.Field("role", snap.replica ? "slave" : "master");
   if (snap.replica) ReplicaLinkFields(snap, w);
-  w.Field("connected_slaves", snap.replicas.size());
+  // Basalt replicas, then Redis replicas of the command stream (commands/replica_stream.h),
+  // whose offsets count bytes of that stream.
+  const std::vector<Saves::RedisReplica> redis_replicas =
+      s.saves != nullptr ? s.saves->RedisReplicas() : std::vector<Saves::RedisReplica>();
+  w.Field("connected_slaves", snap.replicas.size() + redis_replicas.size());
   int64_t now = UnixMillis();
-  for (size_t i = 0; i < snap.replicas.size(); i++) {
-    const auto& r = snap.replicas[i];
+  size_t index = 0;
+  for (const auto& r : snap.replicas) {
     uint64_t behind = snap.latest_seq > r.acked_seq ? snap.latest_seq - r.acked_seq : 0;
     int64_t lag = r.last_ack_unix_ms > 0 ? (now - r.last_ack_unix_ms) / 1000 : -1;
-    w.Field("slave" + std::to_string(i),
+    w.Field("slave" + std::to_string(index++),
             "ip=" + r.ip + ",port=" + std::to_string(r.port) +
                 ",state=" + FeederStateName(r.state) + ",offset=" + std::to_string(r.acked_seq) +
                 ",lag=" + std::to_string(lag) + ",lag_seq=" + std::to_string(behind));
   }
+  for (const auto& r : redis_replicas) {
+    int64_t lag = r.last_ack_unix_ms > 0 ? (now - r.last_ack_unix_ms) / 1000 : -1;
+    w.Field("slave" + std::to_string(index++),
+            "ip=" + r.ip + ",port=" + std::to_string(r.port) +
+                ",state=" + (r.online ? "online" : "wait_bgsave") +
+                ",offset=" + std::to_string(r.offset) + ",lag=" + std::to_string(lag));
+  }
   w.Field("master_failover_state",
           s.failover != nullptr ? s.failover->state_name() : "no-failover");
-  w.Field("master_replid", snap.replid);
+  // A replica of a Redis master shows its master's replication id and offset, as Redis does.
+  const bool redis_master = snap.replica && snap.link.redis_master && snap.link.has_position;
+  w.Field("master_replid", redis_master ? snap.link.master_replid : snap.replid);
   w.Field("master_replid2", std::string(40, '0'));
-  w.Field("master_repl_offset", snap.latest_seq);
+  w.Field("master_repl_offset", redis_master ? snap.link.applied_seq : snap.latest_seq);
   w.Field("second_repl_offset", -1);
   // Replicas catch up from the RocksDB WAL, not from an in-memory backlog.
   w.Field("repl_backlog_active", 0);
@@ -539,6 +567,12 @@ std::string MemoryAllocatorName() {
     return name;
   }
   return "libc";
+}
+
+int64_t UsedMemoryBytes() {
+  MemoryFigures m;
+  AllocatorFigures(&m);
+  return m.allocator_allocated > 0 ? m.allocator_allocated : ResidentBytes();
 }
 
 MemoryFigures ReadMemoryFigures(ServerState& s) {

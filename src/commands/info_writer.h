@@ -62,6 +62,9 @@ struct MemoryFigures {
   int64_t dataset() const { return used > overhead() ? used - overhead() : 0; }
 };
 MemoryFigures ReadMemoryFigures(ServerState& s);
+// MemoryFigures::used alone (the allocator's figure, else the RSS), cheap enough for the
+// maxmemory check's periodic samples (memory_limit.h).
+int64_t UsedMemoryBytes();
 // "jemalloc-5.3.0" as Redis reports it, or "libc".
 std::string MemoryAllocatorName();
 

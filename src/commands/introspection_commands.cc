@@ -1,8 +1,11 @@
 // COMMAND and its subcommands, answered from the command table. Commands disabled by
 // rename-command are not listed; renamed ones are found under their new name and, as in Redis,
 // described under their original one.
+#include <algorithm>
+
 #include "commands/acl_check.h"
 #include "commands/command_util.h"
+#include "commands/key_specs.h"
 #include "security/acl_catalog.h"
 
 namespace basalt {
@@ -25,6 +28,7 @@ void ReplyFlags(Reply& r, uint32_t flags) {
                 {kCmdSkipSlowlog, "skip_slowlog"},
                 {kCmdFast, "fast"},
                 {kCmdNoAuth, "no_auth"},
+                {kCmdNoMandatoryKeys, "no_mandatory_keys"},
                 {kCmdNoMulti, "no_multi"},
                 {kCmdAllowBusy, "allow_busy"},
                 {kCmdBlocking, "blocking"},
@@ -47,6 +51,29 @@ void ReplyCategories(Reply& r, std::string_view text) {
   }
 }
 
+// A subcommand's entry, "config|get": it shares its container's flags, except that only the
+// @admin ones are admin and the @write ones (FUNCTION LOAD, ...) are writes.
+void ReplySubcommandInfo(Reply& r, const CommandSpec& spec, const SubcommandSpec& sub) {
+  std::string_view categories(sub.acl_categories, sub.acl_categories_len);
+  uint32_t flags = spec.flags & ~kCmdAdmin;
+  if (categories.find("@admin") != std::string_view::npos) flags |= kCmdAdmin;
+  if (categories.find("@write") != std::string_view::npos) flags |= kCmdWrite;
+  std::string full_name = std::string(spec.name) + "|" + sub.name;
+  r.Array(10);
+  r.Bulk(full_name);
+  r.Integer(sub.arity);
+  ReplyFlags(r, flags);
+  // The container's key positions are those of its subcommands that take keys.
+  const std::vector<KeySpec>& specs = KeySpecsOf(full_name);
+  r.Integer(specs.empty() ? 0 : spec.first_key);
+  r.Integer(specs.empty() ? 0 : spec.last_key);
+  r.Integer(specs.empty() ? 0 : spec.key_step);
+  ReplyCategories(r, categories);
+  r.Set(0);
+  ReplyKeySpecs(r, specs);
+  r.Array(0);
+}
+
 void ReplyCommandInfo(Reply& r, const CommandSpec& spec) {
   const auto& subcommands = CommandTable::Get().Subcommands(spec);
   // A container that runs only through a subcommand (CONFIG, OBJECT; not COMMAND) has, as in
@@ -60,28 +87,10 @@ void ReplyCommandInfo(Reply& r, const CommandSpec& spec) {
   r.Integer(bare_container ? 0 : spec.last_key);
   r.Integer(bare_container ? 0 : spec.key_step);
   ReplyCategories(r, spec.acl_categories);
-  r.Set(0);    // tips
-  r.Array(0);  // key specifications
+  r.Set(0);  // tips
+  ReplyKeySpecs(r, KeySpecsOf(spec.name));
   r.Array(subcommands.size());
-  for (const SubcommandSpec& sub : subcommands) {
-    std::string_view categories(sub.acl_categories, sub.acl_categories_len);
-    // A subcommand shares its container's flags, except that only the @admin ones are admin
-    // and the @write ones (FUNCTION LOAD, ...) are writes.
-    uint32_t flags = spec.flags & ~kCmdAdmin;
-    if (categories.find("@admin") != std::string_view::npos) flags |= kCmdAdmin;
-    if (categories.find("@write") != std::string_view::npos) flags |= kCmdWrite;
-    r.Array(10);
-    r.Bulk(std::string(spec.name) + "|" + sub.name);
-    r.Integer(sub.arity);
-    ReplyFlags(r, flags);
-    r.Integer(spec.first_key);
-    r.Integer(spec.last_key);
-    r.Integer(spec.key_step);
-    ReplyCategories(r, categories);
-    r.Set(0);
-    r.Array(0);
-    r.Array(0);
-  }
+  for (const SubcommandSpec& sub : subcommands) ReplySubcommandInfo(r, spec, sub);
 }
 
 void ReplyCommandDocs(Reply& r, const CommandSpec& spec) {
@@ -159,9 +168,21 @@ void CommandInfo(CommandContext& c) {
   if (c.argc() == 2) return ReplyAllCommandInfo(c);
   c.reply.Array(c.argc() - 2);
   for (size_t j = 2; j < c.argc(); j++) {
-    const CommandSpec* spec = CommandTable::Get().Find(c.arg(j));
-    if (spec == nullptr) {
+    // "container|subcommand" names one subcommand, as in Redis 7.
+    const std::string& name = c.arg(j);
+    const size_t bar = name.find('|');
+    const CommandSpec* spec = CommandTable::Get().Find(name.substr(0, bar));
+    const SubcommandSpec* sub = nullptr;
+    if (spec != nullptr && bar != std::string::npos) {
+      const std::string wanted = ToLower(name.substr(bar + 1));
+      for (const SubcommandSpec& s : CommandTable::Get().Subcommands(*spec)) {
+        if (wanted == s.name) sub = &s;
+      }
+    }
+    if (spec == nullptr || (bar != std::string::npos && sub == nullptr)) {
       c.reply.Null();
+    } else if (sub != nullptr) {
+      ReplySubcommandInfo(c.reply, *spec, *sub);
     } else {
       ReplyCommandInfo(c.reply, *spec);
     }
@@ -183,12 +204,22 @@ void CommandDocs(CommandContext& c) {
 }
 
 // The key positions of the command COMMAND GETKEYS[ANDFLAGS] names (argv from its third
-// argument on), or nullopt after replying Redis's error.
+// argument on), or nullopt after replying Redis's error. The checks come in Redis's order: a
+// command that never takes keys is refused before its arity is looked at.
 std::optional<std::vector<size_t>> KeysOfNamedCommand(CommandContext& c,
                                                       const std::vector<std::string>& argv) {
   const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
   if (spec == nullptr) {
     c.reply.Error("ERR Invalid command specified");
+    return std::nullopt;
+  }
+  // Shard channels (SPUBLISH) sit where keys would, but are no keys.
+  const std::vector<KeySpec>& specs = KeySpecsOf(AclCommandName(*spec, argv));
+  bool only_channels = !specs.empty() && std::all_of(specs.begin(), specs.end(), [](const auto& s) {
+    return s.Has("not_key");
+  });
+  if ((spec->first_key <= 0 && spec->key_finder == nullptr) || only_channels) {
+    c.reply.Error("ERR The command has no key arguments");
     return std::nullopt;
   }
   int n = static_cast<int>(argv.size());
@@ -197,8 +228,8 @@ std::optional<std::vector<size_t>> KeysOfNamedCommand(CommandContext& c,
     return std::nullopt;
   }
   auto indexes = CommandTable::KeyIndexes(*spec, argv);
-  if (indexes.empty()) {
-    c.reply.Error("ERR The command has no key arguments");
+  if (indexes.empty() && !(spec->flags & kCmdNoMandatoryKeys)) {
+    c.reply.Error("ERR Invalid arguments specified for command");
     return std::nullopt;
   }
   return indexes;
@@ -212,41 +243,57 @@ void CommandGetKeys(CommandContext& c) {
   for (size_t i : *indexes) c.reply.Bulk(argv[i]);
 }
 
-// COMMAND GETKEYSANDFLAGS: each key with the flags of Redis's key specifications, derived from
-// how the command uses the key (acl_check.h): a read is RO access, a write OW update, both RW
-// access update, a look at existence or metadata RO. Redis's finer flags (RM delete, RW insert)
-// are not told apart.
+// The flags Basalt derives from how a command uses its key (acl_check.h), for a key that no
+// specification of Redis's describes.
+std::vector<std::string> DerivedKeyFlags(uint8_t access) {
+  switch (access) {
+    case kAclKeyRead:
+      return {"RO", "access"};
+    case kAclKeyWrite:
+      return {"OW", "update"};
+    case kAclKeyReadWrite:
+      return {"RW", "access", "update"};
+    default:
+      return {"RO"};
+  }
+}
+
+// COMMAND GETKEYSANDFLAGS: each key with the flags of the Redis 7.2 key specification that
+// locates it (key_specs.h). A key found only by the command's own parsing (SORT's STORE, a
+// script's keys) takes the flags of the command's open-ended specification that matches how the
+// command uses it, read-only or not.
 void CommandGetKeysAndFlags(CommandContext& c) {
   std::vector<std::string> argv(c.argv.begin() + 2, c.argv.end());
   auto indexes = KeysOfNamedCommand(c, argv);
   if (!indexes) return;
   const CommandSpec& spec = *CommandTable::Get().Find(argv[0]);
+  const std::vector<KeySpec>& specs = KeySpecsOf(AclCommandName(spec, argv));
+  auto located = LocateKeys(specs, argv);
   c.reply.Array(indexes->size());
   for (size_t nth = 0; nth < indexes->size(); nth++) {
-    c.reply.Array(2);
-    c.reply.Bulk(argv[(*indexes)[nth]]);
-    switch (AclKeyAccessOf(spec, argv, nth)) {
-      case kAclKeyRead:
-        c.reply.Set(2);
-        c.reply.Simple("RO");
-        c.reply.Simple("access");
+    size_t position = (*indexes)[nth];
+    const uint8_t access = AclKeyAccessOf(spec, argv, nth);
+    const KeySpec* source = nullptr;
+    for (const auto& [at, which] : located) {
+      if (at == position) {
+        source = &specs[which];
         break;
-      case kAclKeyWrite:
-        c.reply.Set(2);
-        c.reply.Simple("OW");
-        c.reply.Simple("update");
-        break;
-      case kAclKeyReadWrite:
-        c.reply.Set(3);
-        c.reply.Simple("RW");
-        c.reply.Simple("access");
-        c.reply.Simple("update");
-        break;
-      default:
-        c.reply.Set(1);
-        c.reply.Simple("RO");
-        break;
+      }
     }
+    for (size_t i = 0; source == nullptr && i < specs.size(); i++) {
+      bool open_ended =
+          specs[i].begin == KeySpec::Begin::kUnknown || specs[i].find == KeySpec::Find::kUnknown;
+      if (open_ended && specs[i].Has("RO") == (access == kAclKeyRead)) source = &specs[i];
+    }
+    // Redis works out a "variable_flags" key's flags from the arguments (SET with or without
+    // GET), as Basalt's derived access does.
+    bool variable = source != nullptr && source->Has("variable_flags");
+    std::vector<std::string> flags =
+        source != nullptr && !variable ? source->flags : DerivedKeyFlags(access);
+    c.reply.Array(2);
+    c.reply.Bulk(argv[position]);
+    c.reply.Set(flags.size());
+    for (const std::string& flag : flags) c.reply.Simple(flag);
   }
 }
 

@@ -28,7 +28,7 @@ std::optional<int> DbArg(CommandContext& c, size_t i) {
 void DelCommand(CommandContext& c) {
   int64_t deleted = 0;
   for (size_t i = 1; i < c.argc(); i++) {
-    auto state = c.ctx.Lookup(c.db(), c.arg(i));
+    auto state = c.ctx.Peek(c.db(), c.arg(i));
     if (ReplyIfError(c, state.status())) return;
     c.ctx.Delete(c.db(), c.arg(i), *state);  // expired entries are reclaimed too
     if (state->live()) {
@@ -39,10 +39,11 @@ void DelCommand(CommandContext& c) {
   c.reply.Integer(deleted);
 }
 
-void ExistsCommand(CommandContext& c) {
+// EXISTS only peeks (an access for OBJECT IDLETIME / FREQ it is not); TOUCH looks keys up.
+void CountLiveKeys(CommandContext& c, bool touch) {
   int64_t count = 0;
   for (size_t i = 1; i < c.argc(); i++) {
-    auto state = c.ctx.Lookup(c.db(), c.arg(i));
+    auto state = touch ? c.ctx.Lookup(c.db(), c.arg(i)) : c.ctx.Peek(c.db(), c.arg(i));
     if (ReplyIfError(c, state.status())) return;
     CountHit(c, c.arg(i), state->live());
     if (state->live()) count++;
@@ -50,8 +51,12 @@ void ExistsCommand(CommandContext& c) {
   c.reply.Integer(count);
 }
 
+void ExistsCommand(CommandContext& c) {
+  CountLiveKeys(c, false);
+}
+
 void TypeCommand(CommandContext& c) {
-  auto state = c.ctx.Lookup(c.db(), c.arg(1));
+  auto state = c.ctx.Peek(c.db(), c.arg(1));
   if (ReplyIfError(c, state.status())) return;
   CountHit(c, c.arg(1), state->live());
   c.reply.Simple(state->live() ? RedisTypeName(state->meta.type) : "none");
@@ -101,9 +106,17 @@ void ExpireGeneric(CommandContext& c, bool seconds, bool absolute) {
   if ((flags & kGt) && (current == 0 || ms <= current)) return c.reply.Integer(0);
   if ((flags & kLt) && current != 0 && ms >= current) return c.reply.Integer(0);
   if (ms <= c.ctx.now_ms()) {
+    ReplicateAs(c, {"DEL", c.arg(1)});
     c.ctx.Delete(c.db(), c.arg(1), *state);
     Notify(c, notify::kGeneric, "del", c.arg(1));
   } else {
+    if (Replicating(c)) {
+      // As Redis 7 sends every expiry: PEXPIREAT with the absolute time, options kept.
+      std::vector<std::string> sent(c.argv.begin(), c.argv.end());
+      sent[0] = "PEXPIREAT";
+      sent[2] = std::to_string(ms);
+      ReplicateAs(c, std::move(sent));
+    }
     Metadata meta = state->meta;
     meta.expire_ms = ms;
     c.ctx.Write(c.db(), c.arg(1), meta, *state);
@@ -126,7 +139,7 @@ void PExpireAtCommand(CommandContext& c) {
 }
 
 void TtlGeneric(CommandContext& c, bool millis, bool absolute) {
-  auto state = c.ctx.Lookup(c.db(), c.arg(1));
+  auto state = c.ctx.Peek(c.db(), c.arg(1));
   if (ReplyIfError(c, state.status())) return;
   CountHit(c, c.arg(1), state->live());
   if (!state->live()) return c.reply.Integer(-2);
@@ -253,6 +266,7 @@ void SwapDbCommand(CommandContext& c) {
   if (*a < 0 || *a >= n || *b < 0 || *b >= n) return c.reply.Error("ERR DB index is out of range");
   if (ReplyIfError(c, c.server.keyspace->SwapDatabases(static_cast<int>(*a), static_cast<int>(*b))))
     return;
+  ReplicateAsSent(c);
   c.reply.Ok();
 }
 
@@ -268,10 +282,12 @@ std::string LiteralPrefix(const std::string& pattern) {
 
 // Iterates the live keys of the session's database from `start` (a metadata key) on; calls
 // `visit(user_key, meta_header_type)` and stops when it returns false. Returns the metadata key
-// after which iteration stopped ("" when the database was exhausted).
+// after which iteration stopped ("" when the database was exhausted). With `lazy_expire`, the
+// expired keys passed over are deleted after the command (SCAN, RANDOMKEY; Redis's KEYS only
+// skips them).
 template <typename Visit>
 StatusOr<std::string> ForEachKey(CommandContext& c, const std::string& start,
-                                 const std::string& end_bound, Visit visit) {
+                                 const std::string& end_bound, bool lazy_expire, Visit visit) {
   uint8_t pdb = c.server.keyspace->Physical(c.db());
   std::string upper = end_bound.empty() ? DatabaseEnd(pdb) : end_bound;
   rocksdb::ReadOptions ro;
@@ -283,8 +299,11 @@ StatusOr<std::string> ForEachKey(CommandContext& c, const std::string& start,
     int64_t expire_ms;
     std::string_view value(it->value().data(), it->value().size());
     if (!Metadata::DecodeHeader(value, &type, &expire_ms)) continue;
-    if (expire_ms != 0 && expire_ms <= c.ctx.now_ms()) continue;
     std::string_view key(it->key().data() + 1, it->key().size() - 1);
+    if (expire_ms != 0 && expire_ms <= c.ctx.now_ms()) {
+      if (lazy_expire) c.ctx.NoteExpired(pdb, key);
+      continue;
+    }
     if (!visit(key, type)) return it->key().ToString();
   }
   if (!it->status().ok()) return Status::IOError(it->status().ToString());
@@ -302,7 +321,7 @@ void KeysCommand(CommandContext& c) {
   // they pass max-reply-size (the reply could not be sent anyway).
   auto budget = static_cast<size_t>(c.server.config->max_reply_size.load());
   size_t bytes = 0;
-  auto done = ForEachKey(c, start, "", [&](std::string_view key, RedisType) {
+  auto done = ForEachKey(c, start, "", false, [&](std::string_view key, RedisType) {
     if (key.substr(0, prefix.size()) != prefix) return false;  // past the literal prefix
     if (match_all || GlobMatch(pattern, key)) {
       keys.emplace_back(key);
@@ -330,7 +349,7 @@ void ScanCommand(CommandContext& c) {
   std::vector<std::string> keys;
   int64_t examined = 0;
   std::string last;
-  auto stopped = ForEachKey(c, start, "", [&](std::string_view key, RedisType type) {
+  auto stopped = ForEachKey(c, start, "", true, [&](std::string_view key, RedisType type) {
     if (examined >= opts.count) return false;
     examined++;
     last = std::string(key);
@@ -355,6 +374,20 @@ void ScanCommand(CommandContext& c) {
 void RandomKeyCommand(CommandContext& c) {
   uint8_t pdb = c.server.keyspace->Physical(c.db());
   static thread_local std::mt19937_64 rng{std::random_device{}()};
+  // A few keys: one drawn by position, uniformly (a random seek below favours the key after
+  // the widest gap in key space, and a small database has wide gaps).
+  constexpr int64_t kDrawnByPosition = 64;
+  const int64_t count = c.server.keyspace->KeyCount(c.db());
+  if (count > 0 && count <= kDrawnByPosition) {
+    std::vector<std::string> keys;
+    auto all = ForEachKey(c, "", "", true, [&](std::string_view key, RedisType) {
+      keys.emplace_back(key);
+      return true;
+    });
+    if (ReplyIfError(c, all.status())) return;
+    if (keys.empty()) return c.reply.Null();
+    return c.reply.Bulk(keys[rng() % keys.size()]);
+  }
   std::string probe = DatabaseBegin(pdb);
   for (int i = 0; i < 8; i++) probe.push_back(static_cast<char>(rng() & 0xff));
   std::string found;
@@ -364,10 +397,10 @@ void RandomKeyCommand(CommandContext& c) {
     any = true;
     return false;
   };
-  auto r = ForEachKey(c, probe, "", pick);
+  auto r = ForEachKey(c, probe, "", true, pick);
   if (ReplyIfError(c, r.status())) return;
   if (!any) {
-    r = ForEachKey(c, "", "", pick);  // the probe fell after the last key: wrap around
+    r = ForEachKey(c, "", "", true, pick);  // the probe fell after the last key: wrap around
     if (ReplyIfError(c, r.status())) return;
   }
   if (!any) return c.reply.Null();
@@ -375,7 +408,7 @@ void RandomKeyCommand(CommandContext& c) {
 }
 
 void TouchCommand(CommandContext& c) {
-  ExistsCommand(c);
+  CountLiveKeys(c, true);
 }
 
 void ObjectCommand(CommandContext& c) {
@@ -404,7 +437,9 @@ void ObjectCommand(CommandContext& c) {
     return c.reply.Error("ERR unknown subcommand or wrong number of arguments for '" + c.arg(1) +
                          "'. Try OBJECT HELP.");
   }
-  auto state = c.ctx.Lookup(c.db(), c.arg(2));
+  // OBJECT is no access of the key, nor are the reads behind its encoding.
+  c.ctx.set_touches_keys(false);
+  auto state = c.ctx.Peek(c.db(), c.arg(2));
   if (ReplyIfError(c, state.status())) return;
   if (!state->live()) return c.reply.Null();
   if (sub == "encoding") {
@@ -412,14 +447,25 @@ void ObjectCommand(CommandContext& c) {
     if (ReplyIfError(c, encoding.status())) return;
     return c.reply.Bulk(*encoding);
   }
+  if (sub == "refcount") return c.reply.Integer(1);
+  const bool lfu = c.server.config->maxmemory_lfu.load(std::memory_order_relaxed);
+  KeyAccessTable& access = c.server.keyspace->access();
+  const uint8_t pdb = c.server.keyspace->Physical(c.db());
   if (sub == "freq") {
-    return c.reply.Error(
-        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
-        "that when switching between policies at runtime LRU and LFU data will take some time to "
-        "adjust.");
+    if (!lfu) {
+      return c.reply.Error(
+          "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please "
+          "note that when switching between policies at runtime LRU and LFU data will take some "
+          "time to adjust.");
+    }
+    return c.reply.Integer(access.Frequency(pdb, c.arg(2), c.ctx.now_ms()));
   }
-  if (sub == "idletime") return c.reply.Integer(0);  // access times are not tracked on disk
-  c.reply.Integer(1);
+  if (lfu) {
+    return c.reply.Error(
+        "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+        "switching between policies at runtime LRU and LFU data will take some time to adjust.");
+  }
+  c.reply.Integer(access.IdleSeconds(pdb, c.arg(2), c.ctx.now_ms()));
 }
 
 std::vector<size_t> CopyKeys(const std::vector<std::string>&) {

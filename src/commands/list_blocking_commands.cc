@@ -30,6 +30,13 @@ bool PopFirstNonEmpty(CommandContext& c, const std::vector<size_t>& indexes, Lis
     auto popped = ListPopFrom(c.ctx, c.db(), c.arg(i), *state, end, count);
     if (ReplyIfError(c, popped.status())) return true;
     NotifyListPopped(c, c.arg(i), end == ListEnd::kLeft, state->meta.size, popped->size());
+    // Replicas get the non-blocking pop, with the count popped for BLMPOP, as Redis sends it.
+    const char* pop = end == ListEnd::kLeft ? "LPOP" : "RPOP";
+    if (nested) {
+      ReplicateAs(c, {pop, c.arg(i), std::to_string(popped->size())});
+    } else {
+      ReplicateAs(c, {pop, c.arg(i)});
+    }
     c.reply.Array(2);
     c.reply.Bulk(c.arg(i));
     if (nested) {
@@ -105,6 +112,13 @@ void BlockingMove(CommandContext& c, ListEnd from, ListEnd to, size_t timeout_in
   if (ReplyIfError(c, moved.status())) return;
   if (moved->has_value()) {
     NotifyListMoved(c, c.arg(1), c.arg(2), from == ListEnd::kLeft, to == ListEnd::kLeft);
+    // Replicas get the non-blocking twin: BRPOPLPUSH's timeout is its 4th argument, BLMOVE's
+    // its 6th.
+    if (timeout_index == 3) {
+      ReplicateAs(c, {"RPOPLPUSH", c.arg(1), c.arg(2)});
+    } else {
+      ReplicateAs(c, {"LMOVE", c.arg(1), c.arg(2), c.arg(3), c.arg(4)});
+    }
     return c.reply.Bulk(**moved);
   }
   if (c.in_exec) return c.reply.Null();
@@ -123,7 +137,7 @@ void BLMoveCommand(CommandContext& c) {
   BlockingMove(c, *from, *to, 5);
 }
 
-constexpr uint32_t kBlocking = kCmdWrite | kCmdNoScript | kCmdBlocking;
+constexpr uint32_t kBlocking = kCmdWrite | kCmdBlocking;
 
 const std::vector<CommandSpec> kBlockingListCommands = {
     {"blpop", -3, kBlocking, 1, -2, 1, BLPopCommand, "list",

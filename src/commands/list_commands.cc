@@ -217,14 +217,19 @@ bool ParseLPosOptions(CommandContext& c, LPosOptions* o) {
     if (EqualsIgnoreCase(opt, "rank") && more) {
       auto v = IntArg(c, ++j);
       if (!v) return false;
+      if (*v == INT64_MIN) {  // Redis 7.2 refuses the one rank it cannot negate
+        c.reply.Error(
+            "ERR value is out of range, value must between -9223372036854775807 and "
+            "9223372036854775807");
+        return false;
+      }
       if (*v == 0) {
         c.reply.Error(
             "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... "
             "or use negative to start from the end of the list");
         return false;
       }
-      // Redis 7.0 negates LONG_MIN into itself, which then acts as -1.
-      o->rank = *v == INT64_MIN ? -1 : *v;
+      o->rank = *v;
     } else if (EqualsIgnoreCase(opt, "count") && more) {
       auto v = NonNegativeArg(c, ++j, "ERR COUNT can't be negative");
       if (!v) return false;
@@ -331,6 +336,8 @@ void LMPopCommand(CommandContext& c) {
     auto popped = ListPopFrom(c.ctx, c.db(), c.arg(i), *state, *end, static_cast<uint64_t>(count));
     if (ReplyIfError(c, popped.status())) return;
     NotifyListPopped(c, c.arg(i), *end == ListEnd::kLeft, state->meta.size, popped->size());
+    ReplicateAs(
+        c, {*end == ListEnd::kLeft ? "LPOP" : "RPOP", c.arg(i), std::to_string(popped->size())});
     c.reply.Array(2);
     c.reply.Bulk(c.arg(i));
     return ReplyElements(c, *popped);

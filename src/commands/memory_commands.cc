@@ -55,7 +55,7 @@ void MemoryUsage(CommandContext& c) {
       return c.reply.Error(kSyntaxError);
     }
   }
-  auto state = c.ctx.Lookup(c.db(), c.arg(2));
+  auto state = c.ctx.Peek(c.db(), c.arg(2));  // as Redis, no access of the key
   if (ReplyIfError(c, state.status())) return;
   if (!state->live()) return c.reply.Null();
   const Metadata& meta = state->meta;

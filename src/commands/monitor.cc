@@ -7,40 +7,11 @@
 #include <cstdio>
 
 #include "commands/command_table.h"
+#include "commands/redaction.h"
 #include "common/clock.h"
 #include "common/strutil.h"
 
 namespace basalt {
-
-namespace {
-
-constexpr const char* kRedacted = "(redacted)";
-
-// AUTH's arguments and HELLO's AUTH username and password never reach a monitor.
-std::vector<std::string> Redacted(const std::vector<std::string>& argv) {
-  std::vector<std::string> out = argv;
-  if (EqualsIgnoreCase(argv[0], "auth")) {
-    for (size_t i = 1; i < out.size(); i++) out[i] = kRedacted;
-  } else if (EqualsIgnoreCase(argv[0], "hello")) {
-    // As Redis parses it: the protocol version, then options; SETNAME's value is no option.
-    for (size_t i = 2; i < out.size(); i++) {
-      if (EqualsIgnoreCase(out[i], "setname")) {
-        i++;
-      } else if (EqualsIgnoreCase(out[i], "auth") && i + 2 < out.size()) {
-        out[i + 1] = kRedacted;
-        out[i + 2] = kRedacted;
-        i += 2;
-      }
-    }
-  }
-  return out;
-}
-
-bool NeedsRedaction(const std::vector<std::string>& argv) {
-  return EqualsIgnoreCase(argv[0], "auth") || EqualsIgnoreCase(argv[0], "hello");
-}
-
-}  // namespace
 
 void AppendQuoted(std::string* out, std::string_view s) {
   out->push_back('"');

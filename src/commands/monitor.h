@@ -4,10 +4,10 @@
 // script's own calls after the EVAL, which is fed before it runs), while its locks are still
 // held, so two commands that touch one key reach every monitor in the order they ran, on
 // whatever workers they ran. Administrative commands are not shown, AUTH's and HELLO AUTH's
-// secrets are redacted, as Redis 7.2 does. A line reaches a monitor like a Pub/Sub message:
-// through the monitor's ClientOutput queue and its own worker (pubsub_client.h), so no thread
-// but the owner writes a connection, and a monitor that stops reading is disconnected at the
-// normal class's client-output-buffer-limit.
+// secrets are redacted (commands/redaction.h), as Redis 7.2 does. A line reaches a monitor like a
+// Pub/Sub message: through the monitor's ClientOutput queue and its own worker (pubsub_client.h),
+// so no thread but the owner writes a connection, and a monitor that stops reading is disconnected
+// at the normal class's client-output-buffer-limit.
 //
 // With no monitor attached the request path pays one relaxed atomic load (active()).
 #pragma once

@@ -1,5 +1,7 @@
 #include "commands/offload.h"
 
+#include <algorithm>
+
 #include "commands/dispatcher.h"
 
 namespace basalt {
@@ -8,7 +10,7 @@ void CommandOffloader::Start() {
   for (size_t i = 0; i < threads_; i++) running_.emplace_back([this] { Loop(); });
 }
 
-void CommandOffloader::Submit(const Session& session, std::vector<std::string> argv) {
+void CommandOffloader::Submit(Session& session, std::vector<std::string> argv) {
   Job job;
   job.id = session.id;
   job.db = session.db.load();
@@ -22,6 +24,7 @@ void CommandOffloader::Submit(const Session& session, std::vector<std::string> a
   }
   job.argv = std::move(argv);
   job.deliver = session.deliver_hook;
+  job.origin = session.weak_from_this();
   job.close = session.close_hook;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -68,6 +71,12 @@ void CommandOffloader::Run(Job& job) {
   session.tracking_flags = job.tracking_flags;
   std::string out;
   Dispatch(*server_, session, job.argv, &out);
+  if (session.last_write_seq != 0) {
+    if (std::shared_ptr<Session> origin = job.origin.lock()) {
+      origin->last_write_seq =
+          std::max(origin->last_write_seq.load(), session.last_write_seq.load());
+    }
+  }
   if (session.close_after_reply && job.close) return job.close();
   if (job.deliver) job.deliver(std::move(out));
 }

@@ -8,7 +8,8 @@
 // - `read-threads` threads for reads that need the disk. A worker runs a read command first with
 //   its reads limited to memory; if one of them needs the disk the attempt is thrown away and
 //   the command comes here, where it waits for the disk without stopping the worker, and the
-//   many such threads keep many reads in flight (commands/dispatcher.h).
+//   many such threads keep many reads in flight (commands/dispatcher.h). MIGRATE (flag
+//   kCmdWaitsOnPeer) runs here too, so that its wait on the target server holds no worker.
 //
 // Either way the worker parks the client (its later commands stay buffered, as for a blocked
 // client, so its replies stay in order), the job runs here through the ordinary Dispatch() path
@@ -38,7 +39,7 @@ class CommandOffloader {
   // Starts the threads.
   void Start();
   // Queues the command for `session` (copied: the job never touches the live session).
-  void Submit(const Session& session, std::vector<std::string> argv);
+  void Submit(Session& session, std::vector<std::string> argv);
   // Finishes the jobs already queued (their clients get their replies or are gone) and joins
   // the threads.
   void Stop();
@@ -54,6 +55,9 @@ class CommandOffloader {
     uint32_t tracking_flags;  // client-side caching: a script's reads are the client's
     std::vector<std::string> argv;
     std::function<void(std::string)> deliver;
+    // The client's session, told the sequence number of the job's writes for a later WAIT
+    // (set before the reply is delivered, so the client's next command sees it).
+    std::weak_ptr<Session> origin;
     // Closes the client: its reply was cut at max-reply-size, which the job's own Session
     // learns, not the client's.
     std::function<void()> close;

@@ -82,6 +82,7 @@ void SunsubscribeCommand(CommandContext& c) {
 void PublishGeneric(CommandContext& c, bool sharded) {
   const std::string& channel = c.arg(1);
   const std::string& payload = c.arg(2);
+  ReplicateAsSent(c);
   if (c.server.replication == nullptr || c.server.replication->HasReplicas()) {
     AddPubsubRecord(c.ctx.batch(), sharded, channel, payload);
   }
@@ -162,7 +163,8 @@ void PubsubCommand(CommandContext& c) {
 
 // Commands allowed in a RESP2 client's subscribed context carry kCmdPubSubContext (PING,
 // QUIT and RESET too, in connection_commands.cc).
-constexpr uint32_t kSub = kCmdPubSub | kCmdPubSubContext | kCmdNoScript | kCmdLoading | kCmdStale;
+constexpr uint32_t kSub =
+    kCmdPubSub | kCmdPubSubContext | kCmdNoScript | kCmdLoading | kCmdStale | kCmdPushReply;
 constexpr uint32_t kPub = kCmdPubSub | kCmdLoading | kCmdStale | kCmdFast;
 
 const std::vector<CommandSpec> kPubSubCommands = {

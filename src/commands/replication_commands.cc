@@ -1,24 +1,18 @@
-// Replication commands: REPLICAOF/SLAVEOF, ROLE, WAIT, and REPLSYNC, the command a Basalt
-// replica sends to switch its connection into replication mode (docs/replication.md).
+// Replication commands: REPLICAOF/SLAVEOF, ROLE, WAIT, REPLSYNC, the command a Basalt replica
+// sends to switch its connection into replication mode (docs/replication.md), and SYNC/PSYNC/
+// REPLCONF, which give Redis's replicas and redis-cli --rdb an RDB file of the data.
 //
 // The handlers only parse and reply; the work is in repl/ (ReplicationManager). REPLSYNC does
 // not reply itself: it hands the socket over, and the master's feeder thread answers.
-#include <charconv>
 
 #include "commands/command_util.h"
+#include "commands/saves.h"
 #include "common/clock.h"
 #include "common/strutil.h"
 
 namespace basalt {
 
 namespace {
-
-std::optional<uint64_t> ParseUnsigned(std::string_view s) {
-  uint64_t v = 0;
-  auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (err != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
 
 constexpr const char* kWaitOnReplicaError =
     "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a "
@@ -41,6 +35,7 @@ void ReplicaOfCommand(CommandContext& c) {
   Status s = repl->ReplicaOf(c.arg(1), static_cast<int>(*port), &already);
   if (ReplyIfError(c, s)) return;
   if (already) return c.reply.Simple("OK Already connected to specified master");
+  c.server.replica_stream.DropAll();
   c.reply.Ok();
 }
 
@@ -201,10 +196,40 @@ void ReplSyncCommand(CommandContext& c) {
   c.session.take_socket = [repl, request, ip](int fd) { repl->ServeReplica(fd, request, ip); };
 }
 
+// SYNC and PSYNC from Redis's replicas and redis-cli --rdb: a full resynchronization (an RDB
+// file of the data, commands/saves.h), never a partial one. The socket goes to the sending
+// thread once this reply-less command's turn is over.
 void LegacySyncCommand(CommandContext& c) {
-  c.reply.Error(
-      "ERR Basalt replicates only to Basalt replicas (they use REPLSYNC); PSYNC and SYNC are "
-      "not supported");
+  Saves::SyncRequest request;
+  request.psync = EqualsIgnoreCase(c.arg(0), "psync");
+  request.rdb_only = c.session.repl_rdb_only;
+  request.replid = c.server.replication->replid();
+  request.offset = c.server.keyspace->engine()->LatestSequence();
+  request.ip = c.session.addr.substr(0, c.session.addr.rfind(':'));
+  request.port = c.session.repl_listening_port;
+  Saves* saves = c.server.saves;
+  c.session.take_socket = [saves, request](int fd) { saves->ServeSync(fd, request); };
+}
+
+// REPLCONF <option> <value> ...: what a Redis replica or redis-cli --rdb tells its master
+// before SYNC/PSYNC. rdb-only and listening-port are kept; ACK and GETACK get no reply.
+void ReplConfCommand(CommandContext& c) {
+  if (c.argc() % 2 == 0) return c.reply.Error(kSyntaxError);
+  for (size_t j = 1; j < c.argc(); j += 2) {
+    std::string option = ToLower(c.arg(j));
+    if (option == "ack" || option == "getack" || option == "fack") return;
+    if (option == "rdb-only") {
+      if (c.arg(j + 1) != "0" && c.arg(j + 1) != "1") return c.reply.Error(kSyntaxError);
+      c.session.repl_rdb_only = c.arg(j + 1) == "1";
+    } else if (option == "listening-port") {
+      auto port = ParseInt64(c.arg(j + 1));
+      if (!port || *port < 0 || *port > 65535) return c.reply.Error("ERR invalid listening port");
+      c.session.repl_listening_port = static_cast<int>(*port);
+    } else if (option != "ip-address" && option != "capa" && option != "rdb-filter-only") {
+      return c.reply.Error("ERR Unrecognized REPLCONF option: " + c.arg(j));
+    }
+  }
+  c.reply.Ok();
 }
 
 constexpr uint32_t kAdm = kCmdAdmin | kCmdNoScript;
@@ -221,7 +246,7 @@ const std::vector<CommandSpec> kReplicationCommands = {
      "@admin @slow @dangerous"},
     {"role", 1, kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast, 0, 0, 0, RoleCommand, "server",
      "Returns the replication role.", "@admin @fast @dangerous"},
-    {"wait", 3, kCmdNoScript, 0, 0, 0, WaitCommand, "generic",
+    {"wait", 3, 0, 0, 0, 0, WaitCommand, "generic",
      "Blocks until the asynchronous replication of all preceding write commands sent by the "
      "connection is completed.",
      "@slow @connection"},
@@ -232,10 +257,13 @@ const std::vector<CommandSpec> kReplicationCommands = {
     {"replsync", 6, kAdm | kCmdNoMulti | kCmdSkipSlowlog, 0, 0, 0, ReplSyncCommand, "server",
      "Internal command used by Basalt replicas to start replication.", "@admin @slow @dangerous"},
     {"psync", -3, kAdm | kCmdNoMulti, 0, 0, 0, LegacySyncCommand, "server",
-     "Internal command used in Redis replication (not supported by Basalt).",
+     "An internal command used in replication (Basalt: a full resync, no command stream).",
      "@admin @slow @dangerous"},
     {"sync", 1, kAdm | kCmdNoMulti, 0, 0, 0, LegacySyncCommand, "server",
-     "Internal command used in Redis replication (not supported by Basalt).",
+     "An internal command used in replication (Basalt: the RDB file, no command stream).",
+     "@admin @slow @dangerous"},
+    {"replconf", -1, kAdm | kCmdNoMulti | kCmdLoading | kCmdStale, 0, 0, 0, ReplConfCommand,
+     "server", "An internal command for configuring the replication stream.",
      "@admin @slow @dangerous"},
 };
 

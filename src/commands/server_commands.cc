@@ -1,9 +1,11 @@
-// Server commands: CONFIG, DBSIZE, FLUSHDB/FLUSHALL, TIME, LASTSAVE, SAVE, SHUTDOWN, SLOWLOG.
+// Server commands: CONFIG, DBSIZE, FLUSHDB/FLUSHALL, TIME, LASTSAVE, SAVE, BGSAVE, BACKUP,
+// SHUTDOWN, SLOWLOG.
 // INFO lives in info.cc, COMMAND in introspection_commands.cc.
 #include <sys/time.h>
 
 #include "commands/command_util.h"
 #include "commands/info.h"
+#include "commands/saves.h"
 
 namespace basalt {
 
@@ -93,18 +95,26 @@ bool FlushModeOk(CommandContext& c) {
 void FlushDbCommand(CommandContext& c) {
   if (!FlushModeOk(c)) return;
   if (ReplyIfError(c, c.server.keyspace->FlushDatabase(c.db()))) return;
+  ReplicateAsSent(c);
   c.reply.Ok();
 }
 
 void FlushAllCommand(CommandContext& c) {
   if (!FlushModeOk(c)) return;
   if (ReplyIfError(c, c.server.keyspace->FlushAll())) return;
+  ReplicateAsSent(c);
   c.reply.Ok();
 }
 
+// Inside a script or a transaction the time is the one frozen at its start (Context::now_ms),
+// as Redis 7.2 answers TIME there from its cached time.
 void TimeCommand(CommandContext& c) {
   struct timeval tv;
   gettimeofday(&tv, nullptr);
+  if (c.in_exec) {
+    tv.tv_sec = static_cast<time_t>(c.ctx.now_ms() / 1000);
+    tv.tv_usec = static_cast<suseconds_t>(c.ctx.now_ms() % 1000 * 1000);
+  }
   c.reply.Array(2);
   c.reply.Bulk(std::to_string(tv.tv_sec));
   c.reply.Bulk(std::to_string(tv.tv_usec));
@@ -114,34 +124,33 @@ void LastSaveCommand(CommandContext& c) {
   c.reply.Integer(c.server.last_save_unix.load());
 }
 
-// Every write is already durable per the durability mode; SAVE additionally flushes the
-// memtables into SST files, which is what "saved" means for an LSM store.
-Status FlushMemtables(CommandContext& c) {
-  Engine* engine = c.server.keyspace->engine();
-  rocksdb::FlushOptions fo;
-  for (int i = 0; i < kColumnFamilyCount; i++) {
-    rocksdb::Status s = engine->db()->Flush(fo, engine->cf(static_cast<ColumnFamily>(i)));
-    if (!s.ok()) {
-      c.server.counters.last_save_ok = false;
-      return Status::RedisError("ERR " + s.ToString());
-    }
-  }
-  c.server.counters.rdb_saves.fetch_add(1, std::memory_order_relaxed);
-  c.server.counters.last_save_ok = true;
-  c.server.last_save_unix = time(nullptr);
-  return Status::OK();
-}
-
+// SAVE and BGSAVE write the RDB file dir/dbfilename (commands/saves.h).
 void SaveCommand(CommandContext& c) {
-  if (ReplyIfError(c, FlushMemtables(c))) return;
+  if (ReplyIfError(c, c.server.saves->Save())) return;
   c.reply.Ok();
 }
 
+// BGSAVE [SCHEDULE]. As in Redis, inside a transaction it is scheduled: the save's thread takes
+// its snapshot once EXEC has let go of the keyspace, so the transaction is in the file.
 void BgSaveCommand(CommandContext& c) {
   if (c.argc() > 2 || (c.argc() == 2 && !EqualsIgnoreCase(c.arg(1), "schedule")))
     return c.reply.Error(kSyntaxError);
-  if (ReplyIfError(c, FlushMemtables(c))) return;
-  c.reply.Simple("Background saving started");
+  if (!c.server.saves->StartBackgroundSave())
+    return c.reply.Error("ERR Background save already in progress");
+  c.reply.Simple(c.in_exec ? "Background saving scheduled" : "Background saving started");
+}
+
+// BACKUP <dir>: a consistent copy of the data directory, from which a server can start.
+void BackupCommand(CommandContext& c) {
+  if (ReplyIfError(c, c.server.saves->Backup(c.arg(1)))) return;
+  c.reply.Ok();
+}
+
+// BGREWRITEAOF: Basalt's AOF is the RocksDB WAL, which needs no rewrite; what shrinks it is
+// flushing the memtables, after which the WAL files holding them are dropped.
+void BgRewriteAofCommand(CommandContext& c) {
+  if (ReplyIfError(c, c.server.saves->FlushMemtables())) return;
+  c.reply.Simple("Background append only file rewriting started");
 }
 
 void ShutdownCommand(CommandContext& c) {
@@ -242,9 +251,14 @@ const std::vector<CommandSpec> kServerCommands = {
      "Returns the Unix timestamp of the last successful save to disk.", "@admin @fast @dangerous"},
     // As in Redis 7.0: neither is served by a stale replica, and SAVE is refused inside MULTI.
     {"save", 1, kCmdAdmin | kCmdNoScript | kCmdNoMulti, 0, 0, 0, SaveCommand, "server",
-     "Flushes memtables to disk (data is always persisted).", "@admin @slow @dangerous"},
+     "Synchronously saves the database(s) to disk.", "@admin @slow @dangerous"},
     {"bgsave", -1, kCmdAdmin | kCmdNoScript, 0, 0, 0, BgSaveCommand, "server",
-     "Flushes memtables to disk (data is always persisted).", "@admin @slow @dangerous"},
+     "Asynchronously saves the database(s) to disk.", "@admin @slow @dangerous"},
+    {"backup", 2, kCmdAdmin | kCmdNoScript | kCmdNoMulti, 0, 0, 0, BackupCommand, "server",
+     "Makes a consistent copy of the data directory in a new directory (Basalt).",
+     "@admin @slow @dangerous"},
+    {"bgrewriteaof", 1, kCmdAdmin | kCmdNoScript, 0, 0, 0, BgRewriteAofCommand, "server",
+     "Flushes memtables so that the WAL (Basalt's AOF) shrinks.", "@admin @slow @dangerous"},
     {"shutdown", -1, kAdm | kCmdNoMulti | kCmdAllowBusy, 0, 0, 0, ShutdownCommand, "server",
      "Synchronously saves the database(s) to disk and shuts down the server.",
      "@admin @slow @dangerous"},

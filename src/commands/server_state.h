@@ -15,9 +15,11 @@
 #include "commands/client_pause.h"
 #include "commands/command_table.h"
 #include "commands/failover.h"
+#include "commands/memory_limit.h"
 #include "commands/monitor.h"
 #include "commands/offload.h"
 #include "commands/pubsub.h"
+#include "commands/replica_stream.h"
 #include "commands/script_guard.h"
 #include "commands/session.h"
 #include "commands/tracking.h"
@@ -51,6 +53,7 @@ class ScanCursors {
   uint64_t next_cursor_ = 1;
 };
 
+class Saves;      // commands/saves.h
 class Scripting;  // src/scripting/, above this folder; EVAL/SCRIPT reach it through here
 
 // Every command and subcommand of the table under its original name, with its ACL categories:
@@ -76,28 +79,44 @@ struct ServerState {
   ScanCursors scan_cursors;
   BlockingRegistry blocking;
   ScriptGuard script_guard;
+  MemoryLimit memory_limit;
   Scripting* scripting = nullptr;
-  // The function libraries' counts, kept by src/scripting/ for INFO memory, which cannot look
+  // DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call noscript commands (Redis's test hook), all
+  // but those that cannot run inside a script here (scripting/lua_engine.cc).
+  std::atomic<bool> scripts_call_noscript{false};
+  // The function libraries' and cached scripts' counts, kept by src/scripting/ for INFO memory,
+  // which cannot look
   // inside Scripting.
   std::atomic<int64_t> function_libraries{0};
   std::atomic<int64_t> functions{0};
-  CommandOffloader* offloader = nullptr;  // null: kCmdOffload commands run on the worker
+  std::atomic<int64_t> cached_scripts{0};  // EVAL's script cache (SCRIPT LOAD, EVAL)
+  CommandOffloader* offloader = nullptr;   // null: kCmdOffload commands run on the worker
   // The read threads (read-threads); null: a read that needs the disk waits on its worker.
   CommandOffloader* read_offloader = nullptr;
   PubSub pubsub;
   Monitors monitors;
+  ReplicaStream replica_stream;  // the command stream to Redis's replicas
   ClientPause pause;
   AclStore acl{&CommandAclCatalog()};
   AclLog acl_log;
 
+  Saves* saves = nullptr;  // SAVE, BGSAVE, SYNC/PSYNC's RDB files, BACKUP
+
   int64_t start_time_ms = 0;
-  std::atomic<int64_t> last_save_unix{0};
+  std::atomic<int64_t> last_save_unix{0};  // LASTSAVE: the last successful SAVE/BGSAVE
   std::string executable;
   std::string run_id;
   std::atomic<int> tcp_port{0};  // CONFIG SET port changes it
 
+  // Scripting::DeclaresWrites for an EVAL*/FCALL argv, which src/scripting/ provides: whether
+  // the call declares before it runs that it may write (min-replicas-to-write).
+  std::function<bool(const std::vector<std::string>& argv)> script_declares_writes;
+
   // Asks the process to stop (SHUTDOWN, signals); the network layer provides it.
   std::function<void()> request_shutdown;
+  // Set once shutdown has begun: a MIGRATE waiting on its target gives up (IOERR) rather than
+  // holding the shutdown for its timeout.
+  std::atomic<bool> stopping{false};
 };
 
 }  // namespace basalt

@@ -24,6 +24,7 @@
 namespace basalt {
 
 class Reply;
+class ServeTicket;
 struct CommandSpec;
 
 struct WatchedKey {
@@ -73,7 +74,8 @@ struct Session : std::enable_shared_from_this<Session> {
 
   // MULTI/EXEC
   bool in_multi = false;
-  bool multi_failed = false;  // a command was rejected while queuing: EXEC aborts
+  bool multi_failed = false;    // a command was rejected while queuing: EXEC aborts
+  bool queued_denyoom = false;  // a queued command may grow the data set: EXEC is one then
   std::vector<std::vector<std::string>> queued;
   std::shared_ptr<WatchState> watch = std::make_shared<WatchState>();
   std::vector<WatchedKey> watched;
@@ -84,12 +86,19 @@ struct Session : std::enable_shared_from_this<Session> {
   // replies are written the connection stops serving commands and hands its socket to this
   // function, which then owns it.
   std::function<void(int fd)> take_socket;
+  // REPLCONF rdb-only 1 (redis-cli --rdb): SYNC/PSYNC sends the RDB file and disconnects.
+  bool repl_rdb_only = false;
+  int repl_listening_port = 0;  // REPLCONF listening-port: INFO replication shows it
   // The database's sequence number after this client's latest write (WAIT waits for it).
-  uint64_t last_write_seq = 0;
+  // Atomic because an offloaded command (a script) records its writes from the offload thread.
+  std::atomic<uint64_t> last_write_seq{0};
   // Asks the owning worker to close the connection; safe from any thread.
   std::function<void()> close_hook;
   // Asks the owning worker to run the parked blocking command again; safe from any thread.
   std::function<void()> wake_hook;
+  // The same, when it is this client's turn to be served after a write to one of its keys: the
+  // worker gives the ticket back once the command ran again (commands/blocking.h).
+  std::function<void(std::shared_ptr<ServeTicket>)> serve_hook;
   // CLIENT UNBLOCK: asks the owning worker to end the parked command as if it timed out, or
   // with an UNBLOCKED error (true); safe from any thread.
   std::function<void(bool error)> unblock_hook;
@@ -127,6 +136,12 @@ struct Session : std::enable_shared_from_this<Session> {
   std::atomic<bool> monitor{false};
   // A script's own client: monitors show its calls as "lua".
   bool script_client = false;
+  // The client that runs a Redis master's command stream (commands/master_client.h): its writes
+  // pass a read-only replica's check, ACLs and maxmemory, as Redis's master client's do.
+  bool from_master = false;
+  // When set, waits for the keyspace lock give up once it becomes true, and the command is not
+  // run (a replica's link being stopped by a thread that may hold the lock shared).
+  const std::atomic<bool>* abandon_lock_waits = nullptr;
 
   // Client-side caching (commands/tracking.h): the tracking_flag bits and the REDIRECT id, kept
   // by the tracking registry; the dispatcher reads the flags after each command, CLIENT LIST

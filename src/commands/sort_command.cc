@@ -305,15 +305,17 @@ std::vector<size_t> SortKeys(const std::vector<std::string>& argv) {
   std::vector<size_t> keys;
   if (argv.size() < 2) return keys;
   keys.push_back(1);
+  size_t store = 0;
   for (size_t i = 2; i < argv.size(); i++) {
     if (EqualsIgnoreCase(argv[i], "limit")) {
       i += 2;
     } else if (EqualsIgnoreCase(argv[i], "get") || EqualsIgnoreCase(argv[i], "by")) {
       i += 1;
     } else if (EqualsIgnoreCase(argv[i], "store") && i + 1 < argv.size()) {
-      keys.push_back(++i);
+      store = ++i;  // the last STORE is the one that counts
     }
   }
+  if (store != 0) keys.push_back(store);
   return keys;
 }
 

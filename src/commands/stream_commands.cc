@@ -48,6 +48,21 @@ void ReplyStreamId(CommandContext& c, StreamId id) {
   c.reply.Bulk(FormatStreamId(id));
 }
 
+void ReplicateClaim(CommandContext& c, std::string_view key, std::string_view group,
+                    const PendingEntry& p, StreamId last_id) {
+  if (!Replicating(c)) return;
+  ReplicateAs(c, {"XCLAIM", key, group, p.consumer, "0", FormatStreamId(p.id), "TIME",
+                  std::to_string(p.delivery_ms), "RETRYCOUNT", std::to_string(p.delivery_count),
+                  "FORCE", "JUSTID", "LASTID", FormatStreamId(last_id)});
+}
+
+void ReplicateGroupPosition(CommandContext& c, std::string_view key, std::string_view group,
+                            const StreamGroup& g) {
+  if (!Replicating(c)) return;
+  ReplicateAs(c, {"XGROUP", "SETID", key, group, FormatStreamId(g.last_id), "ENTRIESREAD",
+                  std::to_string(g.entries_read)});
+}
+
 void ReplyStreamEntry(CommandContext& c, const StreamEntry& entry) {
   c.reply.Array(2);
   ReplyStreamId(c, entry.id);
@@ -181,6 +196,18 @@ bool Trim(CommandContext& c, StreamStore& store, Metadata* meta, const TrimArgs&
   return true;
 }
 
+// The trimming of `args` as replicas get it: exact, so that they trim what this server trimmed.
+// A `~` trim stops where it likes; its exact equivalent is the length (or first ID) it left.
+void AppendExactTrim(const TrimArgs& args, const Metadata& meta, std::vector<std::string>* sent) {
+  if (args.max_len) {
+    sent->insert(sent->end(),
+                 {"MAXLEN", "=", std::to_string(args.approx ? meta.size : *args.max_len)});
+  } else if (args.min_id) {
+    const StreamId threshold = args.approx && meta.size > 0 ? meta.stream.first_id : *args.min_id;
+    sent->insert(sent->end(), {"MINID", "=", FormatStreamId(threshold)});
+  }
+}
+
 // The ID XADD gives its entry, as Redis's streamAppendItem; nullopt after replying.
 std::optional<StreamId> NewEntryId(CommandContext& c, const StreamCounters& s,
                                    const TrimArgs& args) {
@@ -242,6 +269,14 @@ void XAddCommand(CommandContext& c) {
   // The trim reads through the batch after the put: it sees the new entry, as Redis trims after
   // appending.
   if (!Trim(c, store, &meta, *args, &removed)) return;
+  if (Replicating(c)) {
+    // With the ID it got, and the trim it did, so that a replica's entry and length are these.
+    std::vector<std::string> sent = {"XADD", c.arg(1)};
+    AppendExactTrim(*args, meta, &sent);
+    sent.push_back(FormatStreamId(*id));
+    sent.insert(sent.end(), c.argv.begin() + static_cast<std::ptrdiff_t>(field_pos), c.argv.end());
+    ReplicateAs(c, std::move(sent));
+  }
   c.ctx.Write(c.db(), c.arg(1), meta, *state);
   ReplyStreamId(c, *id);
   Notify(c, notify::kStream, "xadd", c.arg(1));
@@ -348,6 +383,11 @@ void XTrimCommand(CommandContext& c) {
   uint64_t removed = 0;
   if (!Trim(c, store, &meta, *args, &removed)) return;
   if (removed > 0) {
+    if (Replicating(c)) {
+      std::vector<std::string> sent = {"XTRIM", c.arg(1)};
+      AppendExactTrim(*args, meta, &sent);
+      ReplicateAs(c, std::move(sent));
+    }
     c.ctx.Write(c.db(), c.arg(1), meta, *state);
     Notify(c, notify::kStream, "xtrim", c.arg(1));
   }

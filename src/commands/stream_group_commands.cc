@@ -5,6 +5,8 @@
 // pending entries it names through a StreamGroupEditor, and writes them back. The stream's
 // metadata changes only when a group comes or goes (its group count) or XGROUP CREATE MKSTREAM
 // creates the stream.
+#include <algorithm>
+
 #include "commands/stream_util.h"
 
 namespace basalt {
@@ -214,6 +216,9 @@ void XAckCommand(CommandContext& c) {
     if (!id) return;
     ids.push_back(*id);
   }
+  // Each ID once (a repeated one acks nothing more), so that the removals can wait for Flush().
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   StreamStore store(c.ctx, c.db(), c.arg(1), state->meta.version);
   StreamGroupEditor editor(store, c.arg(2), *group);
   int64_t acked = 0;
@@ -221,7 +226,7 @@ void XAckCommand(CommandContext& c) {
     auto p = store.GetPending(c.arg(2), id);
     if (ReplyIfError(c, p.status())) return;
     if (!p->has_value()) continue;
-    if (ReplyIfError(c, editor.RemovePending(**p))) return;
+    if (ReplyIfError(c, editor.RemovePendingLater(**p))) return;
     acked++;
   }
   if (acked > 0) editor.Flush();
@@ -413,7 +418,11 @@ void XClaimCommand(CommandContext& c) {
   const ClaimOptions& opt = *parsed;
   StreamStore store(c.ctx, c.db(), c.arg(1), ref->state.meta.version);
   StreamGroupEditor editor(store, c.arg(2), ref->group);
-  if (opt.last_id > editor.group().last_id) editor.group().last_id = opt.last_id;
+  // XCLAIM reaches replicas as what it did (ReplicateClaim), never itself.
+  ReplicateNothing(c);
+  const bool moves_group = opt.last_id > editor.group().last_id;
+  if (moves_group) editor.group().last_id = opt.last_id;
+  bool claim_replicated = false;
   bool created = false;
   auto consumer = editor.Consumer(c.arg(3), true, now, &created);
   if (ReplyIfError(c, consumer.status())) return;
@@ -426,7 +435,10 @@ void XClaimCommand(CommandContext& c) {
     auto entry = store.GetEntry(id);
     if (ReplyIfError(c, entry.status())) return;
     if (!entry->has_value()) {
-      if (pending->has_value() && ReplyIfError(c, editor.RemovePending(**pending))) return;
+      if (!pending->has_value()) continue;
+      ReplicateClaim(c, c.arg(1), c.arg(2), **pending, editor.group().last_id);
+      claim_replicated = true;
+      if (ReplyIfError(c, editor.RemovePending(**pending))) return;
       continue;
     }
     std::optional<PendingEntry> previous = *pending;
@@ -448,7 +460,12 @@ void XClaimCommand(CommandContext& c) {
     p.consumer = c.arg(3);
     if (ReplyIfError(c, editor.SetPending(p, previous ? &*previous : nullptr))) return;
     (*consumer)->active_ms = now;
+    ReplicateClaim(c, c.arg(1), c.arg(2), p, editor.group().last_id);
+    claim_replicated = true;
     claimed.push_back(std::move(**entry));
+  }
+  if (moves_group && !claim_replicated) {
+    ReplicateGroupPosition(c, c.arg(1), c.arg(2), editor.group());
   }
   editor.Flush();
   ReplyClaimed(c, claimed, opt.justid);
@@ -480,6 +497,7 @@ void XAutoClaimCommand(CommandContext& c) {
   if (!ref) return;
   StreamStore store(c.ctx, c.db(), c.arg(1), ref->state.meta.version);
   StreamGroupEditor editor(store, c.arg(2), ref->group);
+  ReplicateNothing(c);  // it reaches replicas as its claims (ReplicateClaim)
   const int64_t now = c.ctx.now_ms();
   bool created = false;
   auto consumer = editor.Consumer(c.arg(3), true, now, &created);
@@ -498,6 +516,7 @@ void XAutoClaimCommand(CommandContext& c) {
     auto entry = store.GetEntry(previous.id);
     if (ReplyIfError(c, entry.status())) return;
     if (!entry->has_value()) {
+      ReplicateClaim(c, c.arg(1), c.arg(2), previous, editor.group().last_id);
       if (ReplyIfError(c, editor.RemovePending(previous))) return;
       deleted.push_back(previous.id);
       count--;
@@ -510,6 +529,7 @@ void XAutoClaimCommand(CommandContext& c) {
     p.consumer = c.arg(3);
     if (ReplyIfError(c, editor.SetPending(p, &previous))) return;
     (*consumer)->active_ms = now;
+    ReplicateClaim(c, c.arg(1), c.arg(2), p, editor.group().last_id);
     claimed.push_back(std::move(**entry));
     count--;
   }

@@ -194,7 +194,17 @@ bool ReadNewForGroup(CommandContext& c, const ReadArgs& args, StreamSource& src,
   auto entries = ReadStreamEntries(c, store, meta, start, kMaxStreamId, false,
                                    static_cast<uint64_t>(args.count));
   if (!entries) return false;
+  // An entry after the group's last ID is pending already only when XGROUP SETID moved the
+  // group back or XCLAIM FORCE claimed ahead of it: one seek tells whether the group's list
+  // holds any such entry, so a usual read looks up no pending entry per delivered entry.
+  bool may_be_pending = false;
+  if (!args.noack && !entries->empty()) {
+    auto ahead = store.ListPending(args.group, start, kMaxStreamId, 1);
+    if (ReplyIfError(c, ahead.status())) return false;
+    may_be_pending = !ahead->empty();
+  }
   const int64_t now = c.ctx.now_ms();
+  const StreamId last_before = g.last_id;
   for (StreamEntry& e : *entries) {
     if (e.id > g.last_id) {
       if (g.entries_read != -1 && !StreamHasTombstonesFrom(meta, e.id)) {
@@ -205,15 +215,23 @@ bool ReadNewForGroup(CommandContext& c, const ReadArgs& args, StreamSource& src,
       g.last_id = e.id;
     }
     if (!args.noack) {
-      auto previous = store.GetPending(args.group, e.id);
-      if (ReplyIfError(c, previous.status())) return false;
+      std::optional<PendingEntry> previous;
+      if (may_be_pending) {
+        auto found = store.GetPending(args.group, e.id);
+        if (ReplyIfError(c, found.status())) return false;
+        previous = std::move(*found);
+      }
       PendingEntry p{e.id, now, 1, args.consumer};
-      Status s = editor.SetPending(p, previous->has_value() ? &**previous : nullptr);
+      Status s =
+          previous.has_value() ? editor.SetPending(p, &*previous) : editor.AddPendingLater(p);
       if (ReplyIfError(c, s)) return false;
       consumer->active_ms = now;
+      ReplicateClaim(c, src.key, args.group, p, g.last_id);
     }
     out->push_back(ReadItem{std::move(e), false});
   }
+  // With NOACK no XCLAIM carries the group's new position.
+  if (args.noack && g.last_id != last_before) ReplicateGroupPosition(c, src.key, args.group, g);
   return true;
 }
 
@@ -259,6 +277,10 @@ bool ServeGroup(CommandContext& c, const ReadArgs& args, StreamSource& src, Serv
   if (ReplyIfError(c, consumer.status())) return false;
   (*consumer)->seen_ms = c.ctx.now_ms();
   if (created) Notify(c, notify::kStream, "xgroup-createconsumer", src.key);
+  // Without NOACK the deliveries' XCLAIMs create the consumer on replicas.
+  if (created && args.noack) {
+    ReplicateAs(c, {"XGROUP", "CREATECONSUMER", src.key, args.group, args.consumer});
+  }
   bool ok;
   if (src.new_entries) {
     ok = ReadNewForGroup(c, args, src, editor, *consumer, &served->entries);
@@ -297,6 +319,15 @@ void ReplyServed(CommandContext& c, const std::vector<Served>& served) {
 void ReadGeneric(CommandContext& c, bool group_read) {
   auto args = ParseReadArgs(c, group_read);
   if (!args) return;
+  // XREADGROUP reaches replicas as what it did to its groups (ReplicateDelivery), never itself.
+  if (group_read) ReplicateNothing(c);
+  if (!group_read && args->block_deadline) {
+    // Woken while none of its keys is a stream (deleted, or another type now): XREAD waits
+    // on, as in Redis 7.2, rather than answer WRONGTYPE.
+    std::vector<size_t> keys;
+    for (size_t k = 0; k < args->streams; k++) keys.push_back(args->streams_arg + k);
+    if (ParkAgainIfNotReady(c, keys, RedisType::kStream, *args->block_deadline, true)) return;
+  }
   auto sources = ResolveSources(c, *args);
   if (!sources) return;
   std::vector<Served> served;

@@ -25,6 +25,16 @@ std::optional<StreamId> StreamIdArg(CommandContext& c, std::string_view arg, uin
                                     bool strict, bool* seq_given = nullptr);
 
 void ReplyStreamId(CommandContext& c, StreamId id);
+
+// How XREADGROUP, XCLAIM and XAUTOCLAIM reach replicas, as Redis sends them: for each entry they
+// delivered, claimed or dropped from the group's pending list, an XCLAIM that leaves it, applied
+// in any state, as `p` says (consumer, delivery time and count; dropped if the entry is gone)
+// with the group at `last_id`. No-op unless Replicating().
+void ReplicateClaim(CommandContext& c, std::string_view key, std::string_view group,
+                    const PendingEntry& p, StreamId last_id);
+// XGROUP SETID with ENTRIESREAD: the group's position, when no XCLAIM carries it.
+void ReplicateGroupPosition(CommandContext& c, std::string_view key, std::string_view group,
+                            const StreamGroup& g);
 // [id, [field, value, ...]]
 void ReplyStreamEntry(CommandContext& c, const StreamEntry& entry);
 void ReplyStreamEntries(CommandContext& c, const std::vector<StreamEntry>& entries);

@@ -137,10 +137,22 @@ void SetCommand(CommandContext& c) {
   if (expire != 0 && expire <= c.ctx.now_ms()) {
     // Already in the past: set-then-expire is a delete, heard as Redis's set and expire.
     if (!found) Notify(c, notify::kNew, "new", key);
+    if (old->present) ReplicateAs(c, {"DEL", key});
     c.ctx.Delete(c.db(), key, *old);
     Notify(c, notify::kString, "set", key);
     Notify(c, notify::kGeneric, "expire", key);
     return;
+  }
+  // A relative or second-based expiry reaches replicas as Redis sends it: absolute, in ms.
+  if (ex.has_expire && !(absolute && unit == kMillis)) {
+    ReplicateAs(c, {"SET", key, c.arg(2), "PXAT", std::to_string(expire)});
+  } else if (get && Replicating(c)) {
+    // Without its GET (however often given): the replica has no use for the old value.
+    std::vector<std::string> sent;
+    for (size_t j = 0; j < c.argc(); j++) {
+      if (j < 3 || !EqualsIgnoreCase(c.arg(j), "get")) sent.push_back(c.arg(j));
+    }
+    ReplicateAs(c, std::move(sent));
   }
   WriteString(c, key, c.arg(2), expire, *old);
   Notify(c, notify::kString, "set", key);
@@ -161,6 +173,7 @@ void SetExGeneric(CommandContext& c, ExpireUnit unit, const char* name) {
   if (!ms) return;
   auto old = c.ctx.Lookup(c.db(), c.arg(1));
   if (ReplyIfError(c, old.status())) return;
+  ReplicateAs(c, {"SET", c.arg(1), c.arg(3), "PXAT", std::to_string(*ms)});
   WriteString(c, c.arg(1), c.arg(3), *ms, *old);
   Notify(c, notify::kString, "set", c.arg(1));
   Notify(c, notify::kGeneric, "expire", c.arg(1));
@@ -185,6 +198,7 @@ void GetSetCommand(CommandContext& c) {
   } else {
     c.reply.Null();
   }
+  ReplicateAs(c, {"SET", c.arg(1), c.arg(2)});  // as Redis 7 sends it
   WriteString(c, c.arg(1), c.arg(2), 0, *old);
   Notify(c, notify::kString, "set", c.arg(1));
 }
@@ -197,6 +211,7 @@ void GetDelCommand(CommandContext& c) {
   std::string value;
   if (!ReadStringValue(c, c.arg(1), *old, &value)) return;
   c.reply.Bulk(value);
+  ReplicateAs(c, {"DEL", c.arg(1)});
   c.ctx.Delete(c.db(), c.arg(1), *old);
   Notify(c, notify::kGeneric, "del", c.arg(1));
 }
@@ -238,14 +253,17 @@ void GetExCommand(CommandContext& c) {
   // Only the expiry changes: the metadata is rewritten, a segmented value stays where it is.
   Metadata meta = old->meta;
   if (ex.has_expire && ex.expire_ms <= c.ctx.now_ms()) {
+    ReplicateAs(c, {"DEL", c.arg(1)});
     c.ctx.Delete(c.db(), c.arg(1), *old);
     Notify(c, notify::kGeneric, "del", c.arg(1));
   } else if (ex.has_expire) {
     meta.expire_ms = ex.expire_ms;
+    ReplicateExpireAt(c, c.arg(1), ex.expire_ms);
     c.ctx.Write(c.db(), c.arg(1), meta, *old);
     Notify(c, notify::kGeneric, "expire", c.arg(1));
   } else if (ex.persist && old->meta.expire_ms != 0) {
     meta.expire_ms = 0;
+    ReplicateAs(c, {"PERSIST", c.arg(1)});
     c.ctx.Write(c.db(), c.arg(1), meta, *old);
     Notify(c, notify::kGeneric, "persist", c.arg(1));
   }
@@ -382,6 +400,8 @@ void IncrByFloatCommand(CommandContext& c) {
     return c.reply.Error("ERR increment would produce NaN or Infinity");
   std::string text = FormatLongDouble(result);
   c.reply.Bulk(text);
+  // The value, not the increment: float arithmetic need not round alike on the replica.
+  ReplicateAs(c, {"SET", c.arg(1), text, "KEEPTTL"});
   WriteString(c, c.arg(1), std::move(text), old->live() ? old->meta.expire_ms : 0, *old,
               StringEncoding::kNoInt);
   Notify(c, notify::kString, "incrbyfloat", c.arg(1));

@@ -5,6 +5,7 @@
 // key with the WatchRegistry; any committed write to it marks this session dirty, and a watched
 // key that was live and has since expired counts as modified, as in Redis 7.
 #include "commands/acl_check.h"
+#include "commands/admission.h"
 #include "commands/command_util.h"
 #include "commands/dispatcher.h"
 #include "commands/transactions.h"
@@ -22,6 +23,7 @@ void UnwatchAll(ServerState& server, Session& session) {
 void ResetTransaction(ServerState& server, Session& session) {
   session.in_multi = false;
   session.multi_failed = false;
+  session.queued_denyoom = false;
   session.queued.clear();
   UnwatchAll(server, session);
 }
@@ -42,11 +44,26 @@ void DiscardCommand(CommandContext& c) {
   c.reply.Ok();
 }
 
+// Whether a key live when watched is gone: expired, or deleted by expiry (which does not mark
+// its watchers, Context::DeleteExpired).
 bool WatchedKeyExpired(CommandContext& c) {
   for (const auto& w : c.session.watched) {
     if (!w.alive_at_watch) continue;
-    auto state = c.ctx.Lookup(w.db, w.key);
-    if (state.ok() && state->present && state->expired) return true;
+    auto state = c.ctx.Inspect(w.db, w.key);
+    if (state.ok() && !state->live()) return true;
+  }
+  return false;
+}
+
+// Whether the transaction, queued while this server was a master, writes and this server is a
+// read-only replica now: as Redis, EXEC is then refused as a whole (a REPLICAOF inside the
+// transaction does not stop the commands after it).
+bool QueuedWriteRefusedAsReplica(CommandContext& c) {
+  if (c.server.replication == nullptr || !c.server.replication->rejects_writes()) return false;
+  for (const auto& argv : c.session.queued) {
+    std::string unused;
+    const CommandSpec* spec = ResolveCommand(argv, &unused);
+    if (spec != nullptr && RejectedAsReplica(c.server, c.session, *spec)) return true;
   }
   return false;
 }
@@ -62,6 +79,11 @@ void ExecCommand(CommandContext& c) {
     ResetTransaction(c.server, session);
     return c.reply.NullArray();
   }
+  if (QueuedWriteRefusedAsReplica(c)) {
+    ResetTransaction(c.server, session);
+    return c.reply.Error(std::string("EXECABORT Transaction discarded because of: ") +
+                         kReadOnlyError);
+  }
   std::vector<std::vector<std::string>> queued = std::move(session.queued);
   ResetTransaction(c.server, session);
   c.reply.Array(queued.size());
@@ -73,7 +95,8 @@ void ExecCommand(CommandContext& c) {
       continue;
     }
     // The rules may have changed since the command was queued.
-    std::string denied = AclRecheckForExec(c.server, session, *spec, argv);
+    std::string denied =
+        session.from_master ? std::string() : AclRecheckForExec(c.server, session, *spec, argv);
     if (!denied.empty()) {
       c.reply.Error(denied);
       continue;
@@ -93,7 +116,7 @@ void WatchCommand(CommandContext& c) {
       if (w.physical_db == pdb && w.key == key) already = true;
     }
     if (already) continue;
-    auto state = c.ctx.Lookup(c.db(), key);
+    auto state = c.ctx.Inspect(c.db(), key);
     if (ReplyIfError(c, state.status())) return;
     c.session.watched.push_back(WatchedKey{c.db(), pdb, key, state->live()});
     ks->watches().Watch(pdb, key, c.session.watch);
@@ -106,7 +129,8 @@ void UnwatchCommand(CommandContext& c) {
   c.reply.Ok();
 }
 
-constexpr uint32_t kTx = kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast;
+// As in Redis 7.2, a busy script does not hold these up (EXEC waits for it).
+constexpr uint32_t kTx = kCmdNoScript | kCmdLoading | kCmdStale | kCmdFast | kCmdAllowBusy;
 
 const std::vector<CommandSpec> kTransactionCommands = {
     {"multi", 1, kTx | kCmdTxControl, 0, 0, 0, MultiCommand, "transactions",

@@ -23,6 +23,7 @@ void BlockingPop(CommandContext& c, bool max) {
     if (!state->live()) continue;
     auto items = PopMembers(c, c.arg(k), *state, 1, max);
     if (!items) return;
+    ReplicateAs(c, {max ? "ZPOPMAX" : "ZPOPMIN", c.arg(k)});  // as Redis 7.2 sends it
     c.reply.Array(3);
     c.reply.Bulk(c.arg(k));
     c.reply.Bulk(items->front().member);
@@ -61,7 +62,7 @@ std::vector<size_t> BzmpopKeys(const std::vector<std::string>& argv) {
   return keys;
 }
 
-constexpr uint32_t kBlocking = kCmdWrite | kCmdNoScript | kCmdBlocking;
+constexpr uint32_t kBlocking = kCmdWrite | kCmdBlocking;
 
 const std::vector<CommandSpec> kZsetBlockingCommands = {
     {"bzpopmin", -3, kBlocking | kCmdFast, 1, -2, 1, BzpopminCommand, "sorted_set",

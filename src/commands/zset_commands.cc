@@ -90,6 +90,8 @@ bool MpopFirstNonEmpty(CommandContext& c, const MpopArgs& args) {
     if (!state->live()) continue;
     auto items = PopMembers(c, c.arg(k), *state, args.count, args.max);
     if (!items) return true;
+    // As Redis 7.2 sends ZMPOP and BZMPOP: ZPOPMIN/ZPOPMAX with the count popped.
+    ReplicateAs(c, {args.max ? "ZPOPMAX" : "ZPOPMIN", c.arg(k), std::to_string(items->size())});
     c.reply.Array(2);
     c.reply.Bulk(c.arg(k));
     c.reply.Array(items->size());

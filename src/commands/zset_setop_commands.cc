@@ -82,9 +82,9 @@ bool ParseKeysAndOptions(CommandContext& c, size_t numkeys_index, SetOpRequest* 
       q->withscores = true;
       j++;
     } else if (q->card_only && left >= 2 && EqualsIgnoreCase(o, "limit")) {
+      // Redis answers a limit that is not an integer as a negative one.
       auto v = ParseInt64(c.arg(j + 1));
-      if (!v) return c.reply.Error(kNotIntegerError), false;
-      if (*v < 0) return c.reply.Error("ERR LIMIT can't be negative"), false;
+      if (!v || *v < 0) return c.reply.Error("ERR LIMIT can't be negative"), false;
       q->limit = *v;
       j += 2;
     } else {

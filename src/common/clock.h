@@ -30,10 +30,10 @@ inline int64_t MonotonicMicros() {
 // The clock every command is timed by (INFO commandstats, SLOWLOG): two reads per command. It
 // reads the CPU's time-stamp counter where the kernel keeps time by it (which the kernel does
 // only once it has found the counter invariant and in step across CPUs), else the monotonic
-// clock. Two clock_gettime calls through the vDSO took 3.1% of a pipelined LPUSH's samples, two
-// reads of the counter 1.3% (docs/benchmarks.md, change 81). Redis times its commands by the
-// counter too (monotonic.c). Ticks mean nothing on their own: only MicrosBetween two of them,
-// read on any threads, does.
+// clock. Two clock_gettime calls through the vDSO take 3.1% of a pipelined LPUSH's samples, two
+// reads of the counter 1.3% (docs/benchmarks.md, "Per-command bookkeeping"). Redis times its
+// commands by the counter too (monotonic.c). Ticks mean nothing on their own: only MicrosBetween
+// two of them, read on any threads, does.
 class CommandClock {
  public:
   static uint64_t Now() {

@@ -19,8 +19,7 @@ inline void PutFixed8(std::string* dst, uint8_t v) {
 
 // The byte loops below are the portable definition. On a little-endian host a byte swap and one
 // store do the same: the compiler does not always merge the loop's stores (a byte at a time,
-// 18 instructions a field, when the destination was a buffer indexed by a running offset; change
-// 95).
+// 18 instructions a field, when the destination is a buffer indexed by a running offset).
 inline void EncodeFixed32(char* p, uint32_t v) {
   if constexpr (std::endian::native == std::endian::little) {
     v = __builtin_bswap32(v);

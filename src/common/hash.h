@@ -2,16 +2,16 @@
 // command (keys for their lock stripe and metadata-cache slot, members' keys in a batch, command
 // names).
 //
-// std::hash (libstdc++'s MurmurHash2 variant) walked these a byte at a time at the ends and cost
-// 3-4% of a pipelined push's instructions (docs/benchmarks.md, change 45). This one reads whole
-// words, sixteen bytes a step, and folds each step's two words into the state with a
-// 64x64->128-bit multiply, whose two halves xored together mix every input bit into every output
-// bit.
+// std::hash (libstdc++'s MurmurHash2 variant) walks these a byte at a time at the ends and costs
+// 3-4% of a pipelined push's instructions (docs/benchmarks.md, "Per-command bookkeeping"). This
+// one reads whole words, sixteen bytes a step, and folds each step's two words into the state
+// with a 64x64->128-bit multiply, whose two halves xored together mix every input bit into every
+// output bit.
 //
 // The keys hashed are the clients', so the hash is keyed with a secret drawn when the process
 // starts. A multiply by zero loses its other operand: with a fixed constant in place of the
-// secret, any key whose word cancels that constant hashed alike whatever its other bytes held,
-// and one MSET of 20,000 such keys took 4 s of a worker in its batch's map (change 47). Values
+// secret, any key whose word cancels that constant would hash alike whatever its other bytes
+// hold, and one MSET of 20,000 such keys would take 4 s of a worker in its batch's map. Values
 // live in memory only: nothing stored on disk or sent to a client depends on them.
 #pragma once
 

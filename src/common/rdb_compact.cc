@@ -189,4 +189,69 @@ bool DecodeIntset(std::string_view is, std::vector<std::string>* out) {
   return true;
 }
 
+ListpackBuilder::ListpackBuilder() : buf_(kListpackHeader, '\0') {}
+
+void ListpackBuilder::AppendBacklen(size_t start) {
+  size_t len = buf_.size() - start;
+  size_t n = BacklenSize(len);
+  // The most significant 7-bit group comes first; every byte but the first has its top bit set.
+  for (size_t i = n; i-- > 0;) {
+    uint8_t b = static_cast<uint8_t>((len >> (7 * i)) & 0x7f);
+    if (i != n - 1) b |= 0x80;
+    buf_.push_back(static_cast<char>(b));
+  }
+  count_++;
+}
+
+void ListpackBuilder::AddInt(int64_t v) {
+  size_t start = buf_.size();
+  auto put_le = [this](uint64_t x, int bytes) {
+    for (int i = 0; i < bytes; i++) buf_.push_back(static_cast<char>((x >> (8 * i)) & 0xff));
+  };
+  uint64_t u = static_cast<uint64_t>(v);
+  if (v >= 0 && v <= 127) {
+    buf_.push_back(static_cast<char>(v));
+  } else if (v >= -4096 && v <= 4095) {
+    buf_.push_back(static_cast<char>(0xc0 | ((u >> 8) & 0x1f)));
+    buf_.push_back(static_cast<char>(u & 0xff));
+  } else if (v >= INT16_MIN && v <= INT16_MAX) {
+    buf_.push_back(static_cast<char>(0xf1));
+    put_le(u, 2);
+  } else if (v >= -(1 << 23) && v < (1 << 23)) {
+    buf_.push_back(static_cast<char>(0xf2));
+    put_le(u, 3);
+  } else if (v >= INT32_MIN && v <= INT32_MAX) {
+    buf_.push_back(static_cast<char>(0xf3));
+    put_le(u, 4);
+  } else {
+    buf_.push_back(static_cast<char>(0xf4));
+    put_le(u, 8);
+  }
+  AppendBacklen(start);
+}
+
+void ListpackBuilder::AddString(std::string_view s) {
+  size_t start = buf_.size();
+  if (s.size() < 64) {
+    buf_.push_back(static_cast<char>(0x80 | s.size()));
+  } else if (s.size() < 4096) {
+    buf_.push_back(static_cast<char>(0xe0 | (s.size() >> 8)));
+    buf_.push_back(static_cast<char>(s.size() & 0xff));
+  } else {
+    buf_.push_back(static_cast<char>(0xf0));
+    for (int i = 0; i < 4; i++) buf_.push_back(static_cast<char>((s.size() >> (8 * i)) & 0xff));
+  }
+  buf_.append(s);
+  AppendBacklen(start);
+}
+
+std::string ListpackBuilder::Finish() {
+  buf_.push_back(static_cast<char>(kEnd));
+  uint64_t total = buf_.size();
+  for (int i = 0; i < 4; i++) buf_[i] = static_cast<char>((total >> (8 * i)) & 0xff);
+  uint64_t count = count_ < kListpackUnknownCount ? count_ : kListpackUnknownCount;
+  for (int i = 0; i < 2; i++) buf_[4 + i] = static_cast<char>((count >> (8 * i)) & 0xff);
+  return std::move(buf_);
+}
+
 }  // namespace basalt::rdb

@@ -78,10 +78,20 @@ bool VerifyDumpPayload(std::string_view payload, uint16_t* version, std::string_
 }
 
 bool Reader::ReadBytes(size_t n, std::string_view* out) {
-  if (in_.size() < n) return false;
+  if (in_.size() < n) {
+    exhausted_ = exhausted_ || n <= total_;
+    return false;
+  }
   *out = in_.substr(0, n);
   in_.remove_prefix(n);
+  total_ -= n;
   return true;
+}
+
+bool Reader::Fits(uint64_t count, uint64_t min_bytes) {
+  if (count <= in_.size() / min_bytes) return true;
+  exhausted_ = exhausted_ || count <= total_ / min_bytes;
+  return false;
 }
 
 bool Reader::ReadByte(uint8_t* byte) {
@@ -122,7 +132,7 @@ bool Reader::ReadString(std::string* out) {
   if (!ReadLength(&len, &encoded)) return false;
   std::string_view bytes;
   if (!encoded) {
-    if (len > in_.size() || !ReadBytes(len, &bytes)) return false;
+    if (!Fits(len, 1) || !ReadBytes(len, &bytes)) return false;
     out->assign(bytes);
     return true;
   }
@@ -139,7 +149,7 @@ bool Reader::ReadString(std::string* out) {
   uint64_t compressed_len, plain_len;
   if (!ReadLength(&compressed_len, &encoded) || encoded) return false;
   if (!ReadLength(&plain_len, &encoded) || encoded) return false;
-  if (compressed_len == 0 || compressed_len > in_.size()) return false;
+  if (compressed_len == 0 || !Fits(compressed_len, 1)) return false;
   if (plain_len == 0 || plain_len > compressed_len * kMaxLzfRatio) return false;
   if (plain_len > kMaxPlainLength) return false;
   if (!ReadBytes(compressed_len, &bytes)) return false;

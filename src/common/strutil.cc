@@ -10,6 +10,13 @@
 
 namespace basalt {
 
+std::optional<uint64_t> ParseUnsigned(std::string_view s) {
+  uint64_t v = 0;
+  auto [end, err] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (err != std::errc() || end != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
 std::optional<int64_t> ParseInt64(std::string_view s) {
   if (s.empty() || s.size() > 20) return std::nullopt;
   size_t i = 0;
@@ -61,7 +68,7 @@ namespace {
 // Clinger's fast path: a decimal of at most 15 digits, without exponent, is an integer below
 // 2^53 and a power of ten up to 10^22, both exact doubles, so that one IEEE division rounds
 // their quotient correctly, as strtod rounds the decimal. strtod, with the copy it needs for its
-// terminating zero, took 9.5% of a ZADD's instructions (docs/benchmarks.md, change 83).
+// terminating zero, takes 9.5% of a ZADD's instructions (docs/benchmarks.md, "Sorted sets").
 // nullopt: not of that form (a sign other than '-', an exponent, more digits, anything else),
 // left to strtod.
 std::optional<double> ParseShortDecimal(std::string_view s) {
@@ -157,7 +164,7 @@ std::string FormatDouble(double v) {
   }
   // The same text as snprintf's "%.17g" (the standard defines it so), at a quarter of the cost:
   // glibc formats through multi-precision arithmetic, 4.5% of an unpipelined ZPOPMIN's
-  // instructions (docs/benchmarks.md, change 31).
+  // instructions (docs/benchmarks.md, "Per-command bookkeeping").
   char buf[128];
   auto [end, error] = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, 17);
   if (error != std::errc()) return "0";  // not reached: 17 significant digits fit in 128 bytes

@@ -19,6 +19,8 @@ namespace basalt {
 
 // A signed 64-bit integer in canonical decimal form (Redis string2ll).
 std::optional<int64_t> ParseInt64(std::string_view s);
+// An unsigned 64-bit integer: decimal digits only (replication offsets and sequences).
+std::optional<uint64_t> ParseUnsigned(std::string_view s);
 
 // A finite or infinite double as Redis accepts it for scores and INCRBYFLOAT: no spaces, no
 // NaN. `allow_inf` lets "inf"/"-inf"/"+inf" through.

@@ -7,7 +7,7 @@ namespace basalt {
 
 inline constexpr const char* kServerVersion = "0.1.0";
 
-inline constexpr const char* kRedisVersion = "7.0.15";
-inline constexpr int kRedisVersionNum = 0x07000f;  // (major << 16) | (minor << 8) | patch
+inline constexpr const char* kRedisVersion = "7.2.6";
+inline constexpr int kRedisVersionNum = 0x070206;  // (major << 16) | (minor << 8) | patch
 
 }  // namespace basalt

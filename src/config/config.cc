@@ -1,6 +1,7 @@
 #include "config/config.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <optional>
 
@@ -24,6 +25,9 @@ const std::vector<ConfigKey> kKeys = {
     {"protected-mode", ConfigKind::kBool, "yes", true, 0, 0, "",
      "refuse non-loopback clients while no password is set"},
     {"dir", ConfigKind::kString, "./data", false, 0, 0, "", "data directory (RocksDB lives here)"},
+    {"dbfilename", ConfigKind::kString, "dump.rdb", true, 0, 0, "",
+     "the RDB file SAVE and BGSAVE write into dir (a file name, not a path)", false,
+     CheckDbFilename, true},
     {"workers", ConfigKind::kInt, "2", false, 1, 256, "", "worker threads serving connections"},
     {"read-threads", ConfigKind::kInt, "32", false, 0, 1024, "",
      "threads that run the reads whose data is not in memory, so that workers never wait for "
@@ -98,6 +102,18 @@ const std::vector<ConfigKey> kKeys = {
      CheckLatencyPercentiles},
     {"active-expire", ConfigKind::kBool, "yes", true, 0, 0, "",
      "delete expired keys in the background through the expiry index"},
+    // Memory (commands/memory_limit.h)
+    {"maxmemory", ConfigKind::kMemory, "0", true, 0, INT64_MAX, "",
+     "under noeviction, refuse commands that may grow the data set while used_memory is past "
+     "this (0 = no limit)"},
+    {"maxmemory-policy", ConfigKind::kEnum, "noeviction", true, 0, 0,
+     "volatile-lru|volatile-lfu|volatile-random|volatile-ttl|allkeys-lru|allkeys-lfu|"
+     "allkeys-random|noeviction",
+     "noeviction enforces maxmemory; the others evict nothing and refuse nothing"},
+    {"lfu-log-factor", ConfigKind::kInt, "10", true, 0, INT_MAX, "",
+     "how slowly a key's access counter (OBJECT FREQ) grows with accesses"},
+    {"lfu-decay-time", ConfigKind::kInt, "1", true, 0, INT_MAX, "",
+     "minutes without access that take one from a key's access counter (0 = never)"},
     // Scripting
     {"busy-reply-threshold", ConfigKind::kInt, "5000", true, 0, INT64_MAX, "",
      "ms a script may run before other clients get BUSY and SCRIPT KILL works (0 = never)"},
@@ -115,6 +131,14 @@ const std::vector<ConfigKey> kKeys = {
      "refuse write commands from clients while this server is a replica"},
     {"repl-timeout", ConfigKind::kInt, "60", true, 1, INT32_MAX, "",
      "seconds without traffic after which a replication link is dropped and retried"},
+    {"repl-ping-replica-period", ConfigKind::kInt, "10", true, 1, INT32_MAX, "",
+     "seconds between the PINGs in the command stream of a Redis replica of this server"},
+    {"replica-serve-stale-data", ConfigKind::kBool, "yes", true, 0, 0, "",
+     "whether a replica whose link is down still serves data (no: MASTERDOWN)"},
+    {"min-replicas-to-write", ConfigKind::kInt, "0", true, 0, INT32_MAX, "",
+     "replicas that must have acknowledged within min-replicas-max-lag for a write (0: none)"},
+    {"min-replicas-max-lag", ConfigKind::kInt, "10", true, 0, INT32_MAX, "",
+     "seconds since a replica's last acknowledgement for it to count as good"},
     {"repl-wal-ttl", ConfigKind::kInt, "3600", false, 0, INT32_MAX, "",
      "seconds the master keeps obsolete WAL files for replicas to resume from (0 = none)"},
     {"repl-wal-size-limit", ConfigKind::kMemory, "1gb", false, 0, INT64_MAX, "",
@@ -519,8 +543,17 @@ void Config::PublishAtomics() {
   slowlog_max_len = num("slowlog-max-len");
   hll_sparse_max_bytes = num("hll-sparse-max-bytes");
   busy_reply_threshold = num("busy-reply-threshold");
+  min_replicas_to_write = num("min-replicas-to-write");
+  min_replicas_max_lag = num("min-replicas-max-lag");
+  replica_serve_stale_data = num("replica-serve-stale-data") != 0;
   lua_memory_limit = num("lua-memory-limit");
   latency_monitor_threshold = num("latency-monitor-threshold");
+  maxmemory = num("maxmemory");
+  const std::string& policy = values_.find("maxmemory-policy")->second.text;
+  maxmemory_noeviction = policy == "noeviction";
+  maxmemory_lfu = policy.size() > 4 && policy.compare(policy.size() - 4, 4, "-lfu") == 0;
+  lfu_log_factor = num("lfu-log-factor");
+  lfu_decay_time = num("lfu-decay-time");
   notify_keyspace_events_.store(
       ParseNotifyFlags(values_.find("notify-keyspace-events")->second.text),
       std::memory_order_relaxed);

@@ -179,9 +179,17 @@ class Config {
   std::atomic<int64_t> slowlog_slower_than{0};
   std::atomic<int64_t> slowlog_max_len{0};
   std::atomic<int64_t> hll_sparse_max_bytes{0};
-  std::atomic<int64_t> busy_reply_threshold{0};       // ms
+  std::atomic<int64_t> busy_reply_threshold{0};  // ms
+  std::atomic<int64_t> min_replicas_to_write{0};
+  std::atomic<int64_t> min_replicas_max_lag{0};  // seconds
+  std::atomic<bool> replica_serve_stale_data{true};
   std::atomic<int64_t> lua_memory_limit{0};           // bytes
   std::atomic<int64_t> latency_monitor_threshold{0};  // ms, 0 = off
+  std::atomic<int64_t> maxmemory{0};                  // bytes, 0 = no limit
+  std::atomic<bool> maxmemory_noeviction{true};       // maxmemory-policy is noeviction
+  std::atomic<bool> maxmemory_lfu{false};             // maxmemory-policy is an LFU one
+  std::atomic<int64_t> lfu_log_factor{10};            // types/key_access.h
+  std::atomic<int64_t> lfu_decay_time{1};             // minutes
   // notify-keyspace-events as NotifyFlag bits (0: no notifications).
   int notify_keyspace_events() const {
     return notify_keyspace_events_.load(std::memory_order_relaxed);

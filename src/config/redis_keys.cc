@@ -36,18 +36,16 @@ ConfigKey List(const char* name, const char* def, ConfigCheck check) {
 }
 
 const std::vector<ConfigKey> kRedisKeys = {
-    // Persistence and memory: Basalt's data is RocksDB in `dir` with every write in its WAL
-    // (see appendfsync), and memory is bounded by the caches' sizes, not by maxmemory.
+    // Persistence: Basalt's data is RocksDB in `dir` with every write in its WAL (see
+    // appendfsync).
     List("save", "3600 1 300 100 60 10000", CheckSave),
     Bool("appendonly", "no", true),
-    Memory("maxmemory", "0", true, 0, kLongMax),
     // RDB and AOF files, which Basalt does not write.
     Bool("rdbchecksum", "yes", false),
     Bool("rdbcompression", "yes", true),
     Bool("rdb-del-sync-files", "no", true),
     Bool("stop-writes-on-bgsave-error", "yes", true),
     Bool("rdb-save-incremental-fsync", "yes", true),
-    {"dbfilename", ConfigKind::kString, "dump.rdb", true, 0, 0, "", kNoEffect, true, nullptr, true},
     String("appendfilename", "appendonly.aof", false),
     String("appenddirname", "appendonlydir", false),
     Bool("aof-rewrite-incremental-fsync", "yes", true),
@@ -95,16 +93,15 @@ const std::vector<ConfigKey> kRedisKeys = {
     List("shutdown-on-sigint", "default", CheckShutdownOnSignal),
     List("shutdown-on-sigterm", "default", CheckShutdownOnSignal),
     Int("tracking-table-max-keys", "1000000", true, 0, kLongMax),
+    // Redis's test hooks that slow its RDB writing and loading down per key; Basalt's snapshots
+    // are not written or loaded key by key.
+    Int("rdb-key-save-delay", "0", true, INT_MIN, kIntMax),
+    Int("key-load-delay", "0", true, INT_MIN, kIntMax),
     // Eviction: Basalt keeps data on disk and evicts nothing.
-    Enum("maxmemory-policy", "noeviction", true,
-         "volatile-lru|volatile-lfu|volatile-random|volatile-ttl|allkeys-lru|allkeys-lfu|"
-         "allkeys-random|noeviction"),
     Int("maxmemory-samples", "5", true, 1, kIntMax),
     Int("maxmemory-eviction-tenacity", "10", true, 0, 100),
     {"maxmemory-clients", ConfigKind::kMemoryPercent, "0", true, -100, kLongMax, "", kNoEffect,
      true},
-    Int("lfu-log-factor", "10", true, 0, kIntMax),
-    Int("lfu-decay-time", "1", true, 0, kIntMax),
     Bool("replica-ignore-maxmemory", "yes", true),
     // In-memory encodings: Basalt's encodings are its own (docs/encoding.md).
     Int("hash-max-listpack-entries", "512", true, 0, kLongMax),
@@ -133,16 +130,12 @@ const std::vector<ConfigKey> kRedisKeys = {
     Enum("repl-diskless-load", "disabled", true, "disabled|on-empty-db|swapdb"),
     Memory("repl-backlog-size", "1mb", true, 1, kLongMax),
     Int("repl-backlog-ttl", "3600", true, 0, kLongMax),
-    Int("repl-ping-replica-period", "10", true, 1, kIntMax),
-    Bool("replica-serve-stale-data", "yes", true),
     Bool("replica-lazy-flush", "no", true),
     Int("replica-priority", "100", true, 0, kIntMax),
     String("replica-announce-ip", "", true),
     Int("replica-announce-port", "0", true, 0, 65535),
     Bool("replica-announced", "yes", true),
     Bool("replica-ignore-disk-write-errors", "no", true),
-    Int("min-replicas-to-write", "0", true, 0, kIntMax),
-    Int("min-replicas-max-lag", "10", true, 0, kIntMax),
     Enum("propagation-error-behavior", "ignore", true, "ignore|panic|panic-on-replicas"),
     // Cluster: Basalt is not a cluster node.
     Bool("cluster-enabled", "no", false),
@@ -263,6 +256,13 @@ Status CheckSave(std::string_view input, std::string* canonical) {
     words[j] = std::to_string(v);
   }
   *canonical = Join(words);
+  return Status::OK();
+}
+
+Status CheckDbFilename(std::string_view input, std::string* canonical) {
+  if (input.find('/') != std::string_view::npos)
+    return Status::InvalidArgument("dbfilename can't be a path, just a filename");
+  *canonical = std::string(input);
   return Status::OK();
 }
 

@@ -19,9 +19,10 @@ const std::vector<ConfigKey>& RedisKeysWithoutEffect();
 const std::vector<std::pair<std::string_view, std::string_view>>& RedisAliases();
 
 // Validators (ConfigCheck) with Redis's rules and error texts.
-Status CheckSave(std::string_view input, std::string* canonical);       // "<sec> <changes>..."
-Status CheckBind(std::string_view input, std::string* canonical);       // addresses, '-' prefix
-Status CheckReplicaOf(std::string_view input, std::string* canonical);  // "host port", "no one"
+Status CheckSave(std::string_view input, std::string* canonical);        // "<sec> <changes>..."
+Status CheckDbFilename(std::string_view input, std::string* canonical);  // no '/'
+Status CheckBind(std::string_view input, std::string* canonical);        // addresses, '-' prefix
+Status CheckReplicaOf(std::string_view input, std::string* canonical);   // "host port", "no one"
 Status CheckAnnouncedHostname(std::string_view input, std::string* canonical);
 Status CheckNotifyKeyspaceEvents(std::string_view input, std::string* canonical);
 Status CheckShutdownOnSignal(std::string_view input, std::string* canonical);

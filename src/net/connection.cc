@@ -240,8 +240,8 @@ void Connection::RunReadInput() {
 // A pipeline's commands each begin by looking their key up in the metadata cache and locking
 // its stripe: two cache misses for a key at a random place, one after another for each command.
 // Started together for the commands already received, they overlap (docs/benchmarks.md,
-// change 85). A pipeline on one key (LPUSH) has nothing to overlap. The first command is
-// taken as parsed: peeking it too parsed every unpipelined command twice (change 93).
+// "The request path"). A pipeline on one key (LPUSH) has nothing to overlap. The first command
+// is taken as parsed: peeking it too would parse every unpipelined command twice.
 void Connection::PrefetchPipelinedKeys(const std::vector<std::string>& first) {
   constexpr size_t kPrefetchedCommands = 16;
   if (first.size() < 2) return;
@@ -297,6 +297,13 @@ void Connection::DispatchHonouringReplyMode(std::vector<std::string>& argv, Writ
   const Mode before = session_->reply_mode;
   if (before == Mode::kOn || before == Mode::kSkipNext) {
     Dispatch(*worker_->state(), *session_, argv, &out_, &group);
+  } else if (const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
+             spec != nullptr && (spec->flags & kCmdPushReply)) {
+    // (Un)subscribe confirmations are pushes, which no reply mode silences; SKIP is used up.
+    Dispatch(*worker_->state(), *session_, argv, &out_, &group);
+    if (before == Mode::kSkip && session_->reply_mode == Mode::kSkip) {
+      session_->reply_mode = Mode::kOn;
+    }
   } else {
     // Silenced: the reply goes to a buffer nobody sends (a grouped write's stays there until
     // the group commits), unless the command was CLIENT REPLY ON, which is answered.
@@ -311,6 +318,31 @@ void Connection::DispatchHonouringReplyMode(std::vector<std::string>& argv, Writ
     }
   }
   if (session_->reply_mode == Mode::kSkipNext) session_->reply_mode = Mode::kSkip;
+}
+
+bool Connection::DispatchServingWaiters(std::vector<std::string>& argv, WriteGroup& group) {
+  ServerState* state = worker_->state();
+  std::shared_ptr<ServeBarrier> barrier =
+      state->blocking.NewBarrier([deliver = session_->deliver_hook] { deliver(std::string()); });
+  {
+    ServeBarrierScope scope(barrier);
+    DispatchHonouringReplyMode(argv, group);
+    if (group.TouchedWaitedKey(state->blocking)) {
+      awaiting_served_ = true;  // the commit settles the replies; they stay in out_ for now
+      worker_->CommitGroup();
+    }
+  }
+  // A command that parked or went to another thread resumes this client by its own path.
+  if (barrier.use_count() == 1 || session_->awaiting_reply || session_->block.active) {
+    barrier->Disarm();
+    awaiting_served_ = false;
+    return false;
+  }
+  // Resumed by the barrier (DeliverOffloaded with no reply) once the waiters were served; the
+  // replies wait in out_ until then, as Redis serves them before it replies.
+  session_->awaiting_reply = true;
+  awaiting_served_ = true;
+  return true;
 }
 
 void Connection::ProcessCommands() {
@@ -347,7 +379,11 @@ void Connection::ProcessCommands() {
     if (session_->reply_mode == Session::ReplyMode::kOn && DelegateIfHeldElsewhere(argv, limits))
       break;
     hand_overs_in_a_row_ = 0;
-    DispatchHonouringReplyMode(argv, group);
+    if (state->blocking.Listening()) {
+      if (DispatchServingWaiters(argv, group)) break;
+    } else {
+      DispatchHonouringReplyMode(argv, group);
+    }
     if (session_->close_after_reply) closing_ = true;
     if (session_->take_socket) handing_over_ = true;
     if (out_.size() >= kFlushThreshold) {
@@ -356,6 +392,7 @@ void Connection::ProcessCommands() {
     }
   }
   session_->query_buffer_bytes = reader_.buffered();
+  if (awaiting_served_) return;
   if (move_to_ != nullptr) return Move();
   if (group.HoldsRepliesIn(&out_)) {
     // Normally the replies wait for the end of the worker's turn, when the group commits with
@@ -410,7 +447,7 @@ void Connection::ArmBlockTimer() {
   evtimer_add(block_timer_, &tv);
 }
 
-void Connection::RetryBlocked() {
+void Connection::RetryBlocked(std::shared_ptr<ServeTicket> ticket) {
   if (held_for_pause_) return ResumeFromPause();
   if (!session_->block.active || closing_) return;
   ServerState* state = worker_->state();
@@ -419,17 +456,27 @@ void Connection::RetryBlocked() {
     state->pause.Hold(*session_);
     return ArmPauseTimer();
   }
-  state->blocking.Unblock(*session_);
+  // The client stays registered while its command runs again: parked again, it keeps its
+  // place among the waiters.
   std::vector<std::string> argv = std::move(session_->block.argv);
   int64_t deadline = session_->block.deadline_ms;
   session_->block = BlockState();
   session_->last_interaction_ms.store(UnixMillis(), std::memory_order_relaxed);
   std::string out;
   session_->woken = true;
-  Dispatch(*state, *session_, argv, &out);
+  {
+    ServeBarrierScope scope(ticket ? ticket->barrier() : nullptr);
+    Dispatch(*state, *session_, argv, &out);
+  }
   session_->woken = false;
-  // Parked again (someone else was served first): keep the original deadline.
-  if (session_->block.active) session_->block.deadline_ms = deadline;
+  if (session_->block.active) {
+    // Parked again (someone else was served first): keep the original deadline.
+    session_->block.deadline_ms = deadline;
+  } else {
+    state->blocking.Unblock(*session_);
+    if (ticket) ticket->served = true;
+  }
+  ticket.reset();  // the next waiter's turn, before this client's later commands
   if (!session_->block.active && drop_deferred_reply_) {
     out.clear();
     drop_deferred_reply_ = false;
@@ -443,6 +490,7 @@ void Connection::RetryBlocked() {
 void Connection::DeliverOffloaded(std::string reply) {
   if (!session_->awaiting_reply) return;
   session_->awaiting_reply = false;
+  awaiting_served_ = false;
   if (drop_deferred_reply_) {
     reply.clear();
     drop_deferred_reply_ = false;
@@ -454,7 +502,14 @@ void Connection::DeliverOffloaded(std::string reply) {
 }
 
 void Connection::OnBlockTimeout(evutil_socket_t, short, void* arg) {
-  static_cast<Connection*>(arg)->EndBlock(false);
+  auto* conn = static_cast<Connection*>(arg);
+  // libevent measures a timer from the time it cached when its loop woke, which may be some
+  // milliseconds old: a timer that fires before the deadline is armed again for the rest.
+  const Session& session = *conn->session_;
+  if (session.block.active && session.block.deadline_ms > UnixMillis()) {
+    return conn->ArmBlockTimer();
+  }
+  conn->EndBlock(false);
 }
 
 void Connection::EndBlock(bool error) {

@@ -39,8 +39,9 @@ class Connection {
   // client mid-pipeline gets every reply the kernel can take before the connection closes.
   void FlushBeforeShutdown();
   // Runs the parked blocking command again after a write to one of its keys; for a client held
-  // by CLIENT PAUSE, runs the held command if the pause no longer covers it.
-  void RetryBlocked();
+  // by CLIENT PAUSE, runs the held command if the pause no longer covers it. A ticket marks the
+  // client's turn to be served; it is given back (served or not) before later commands run.
+  void RetryBlocked(std::shared_ptr<ServeTicket> ticket = nullptr);
   // CLIENT UNBLOCK: ends the parked command with its timeout reply, or with the UNBLOCKED error.
   void EndBlock(bool error);
   // Sends the reply of the command the offload thread ran for this client, then resumes it.
@@ -48,7 +49,9 @@ class Connection {
   // Writes the pub/sub messages other threads queued for this client.
   void DeliverMessages();
   // Sends the replies that waited for the worker's write group to commit.
-  void SendHeldReplies() { Flush(out_); }
+  void SendHeldReplies() {
+    if (!awaiting_served_) Flush(out_);
+  }
   // Runs the commands the last read buffered (the worker calls it once the turn's reads are
   // done), unless the client is parked, waiting for a script or paused.
   void RunReadInput();
@@ -76,6 +79,10 @@ class Connection {
   // Runs every complete buffered command until input runs out, the client blocks or closes.
   void ProcessCommands();
   // Runs one command, dropping its reply while CLIENT REPLY OFF or SKIP silences it.
+  // Runs one command while clients are parked. If it wrote a key they wait on, it commits at
+  // once, and this client's later commands wait (true) until the waiters that the write woke
+  // were served, as Redis serves them between one command and the next.
+  bool DispatchServingWaiters(std::vector<std::string>& argv, WriteGroup& group);
   void DispatchHonouringReplyMode(std::vector<std::string>& argv, WriteGroup& group);
   // Starts loading the metadata cache slots and lock stripes of the keys of `first` (the first
   // command of a read, just parsed) and of the commands received after it, before it runs.
@@ -109,6 +116,9 @@ class Connection {
   std::string discarded_;  // replies CLIENT REPLY OFF or SKIP silences
   // The silenced command parked or went to the offload thread: its later reply is dropped too.
   bool drop_deferred_reply_ = false;
+  // This client's write woke parked clients: its next command and its replies wait until they
+  // were served (DispatchServingWaiters).
+  bool awaiting_served_ = false;
   bool closing_ = false;       // waiting for the last reply to drain
   bool handing_over_ = false;  // waiting for the last reply to drain before HandOver()
   bool paused_ = false;        // too much output waiting: no commands run until it drains

@@ -261,6 +261,8 @@ void NetworkServer::Run() {
   // A script still running (on the offload thread, or inside an EXEC on a worker) stops at its
   // next hook and its writes are dropped, so that stopping never waits for it.
   state_->script_guard.AbortForShutdown();
+  state_->blocking.Stop();
+  state_->stopping.store(true);
   for (auto& w : workers_) w->Stop();
 }
 

@@ -70,9 +70,9 @@ void Worker::Run() {
   // turns that find nothing, each after a sched_yield(). Where clients share the server's cores
   // (redis-benchmark on this 2-core machine), the yield lets a client run and send its next
   // request, which the next poll picks up; sleeping instead costs a context switch and a wake-up
-  // every few requests, and with two workers that was a sixth of the server's CPU in an
-  // unpipelined run (docs/benchmarks.md, change 28). A worker with no input still sleeps after a
-  // few polls.
+  // every few requests, and with two workers that is a sixth of the server's CPU in an
+  // unpipelined run (docs/benchmarks.md, "Write groups and worker turns"). A worker with no
+  // input still sleeps after a few polls.
   int idle_polls = 0;
   while (!exit_loop_) {
     const int64_t poll_limit = state_->config->worker_idle_polls.load(std::memory_order_relaxed);
@@ -194,8 +194,8 @@ void Worker::CloseClient(uint64_t id) {
   Post([&] { close_queue_.push_back(id); });
 }
 
-void Worker::WakeClient(uint64_t id) {
-  Post([&] { wake_queue_.push_back(id); });
+void Worker::WakeClient(uint64_t id, std::shared_ptr<ServeTicket> ticket) {
+  Post([&] { wake_queue_.emplace_back(id, std::move(ticket)); });
 }
 
 void Worker::UnblockClient(uint64_t id, bool error) {
@@ -230,7 +230,7 @@ void Worker::DrainQueue() {
   std::vector<Pending> adopt;
   std::vector<std::unique_ptr<Connection>> received;
   std::vector<uint64_t> close;
-  std::vector<uint64_t> wake;
+  std::vector<std::pair<uint64_t, std::shared_ptr<ServeTicket>>> wake;
   std::vector<std::pair<uint64_t, bool>> unblock;
   std::vector<std::pair<uint64_t, std::string>> deliver;
   std::vector<uint64_t> messages;
@@ -271,6 +271,9 @@ void Worker::DrainQueue() {
     uint64_t id = session->id;
     session->close_hook = [this, id] { CloseClient(id); };
     session->wake_hook = [this, id] { WakeClient(id); };
+    session->serve_hook = [this, id](std::shared_ptr<ServeTicket> ticket) {
+      WakeClient(id, std::move(ticket));
+    };
     session->unblock_hook = [this, id](bool error) { UnblockClient(id, error); };
     session->deliver_hook = [this, id](std::string reply) { DeliverReply(id, std::move(reply)); };
     session->output.SetHooks([this, id] { DeliverMessages(id); }, [this, id] { CloseClient(id); });
@@ -285,10 +288,16 @@ void Worker::DrainQueue() {
     if (connections_.erase(id) != 0) continue;
     if (Worker* w = ServerOf(id)) w->CloseClient(id);
   }
-  for (uint64_t id : wake) {
+  for (auto& request : wake) {
+    // Not a structured binding: the clang of the sanitizer build cannot capture one.
+    const uint64_t id = request.first;
+    std::shared_ptr<ServeTicket>& ticket = request.second;
     ServeOrForward(
-        id, [](Connection& c) { c.RetryBlocked(); }, [id](Worker& w) { w.WakeClient(id); });
+        id, [&](Connection& c) { c.RetryBlocked(std::move(ticket)); },
+        [&](Worker& w) { w.WakeClient(id, std::move(ticket)); });
   }
+  // A ticket whose client is gone is given back here, before the other requests run.
+  wake.clear();
   for (const auto& request : unblock) {
     const uint64_t id = request.first;
     const bool error = request.second;

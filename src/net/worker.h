@@ -3,12 +3,13 @@
 // A client's writes to a key that another worker's write group holds are not waited for: the
 // connection hands them, up to kMaxDelegatedCommands in a row, to that worker (Delegate), which
 // runs them in its own group and sends the replies back through the session's deliver_hook, as
-// the offload thread does. Waiting, the worker's other clients waited too, with their pipelines
-// unserved while the hot key's holder ran out of work (docs/benchmarks.md, change 87).
+// the offload thread does. Were it to wait, the worker's other clients would wait too, with their
+// pipelines unserved while the hot key's holder runs out of work (docs/benchmarks.md, "Hot keys on
+// two workers").
 // A client whose writes keep being handed to one worker moves there (Receive): every hand-over
-// costs two wake-ups across threads, and a hot key's clients served by one worker measured
-// faster than the same clients split between two (change 88). Its session's hooks still post
-// to the worker that created it, which forwards what it no longer serves (MovedClients).
+// costs two wake-ups across threads, and a hot key's clients served by one worker run faster
+// than the same clients split between two. Its session's hooks still post to the worker that
+// created it, which forwards what it no longer serves (MovedClients).
 //
 // The worker owns one WriteGroup (commands/dispatcher.h) for all its connections: the plain
 // keyed writes that one turn of its event loop reads, from one pipeline or from many clients,
@@ -90,7 +91,9 @@ class Worker {
   // Safe from any thread.
   void Adopt(int fd, std::string peer, std::string local);
   void CloseClient(uint64_t id);
-  void WakeClient(uint64_t id);
+  // Runs the client's parked command again; with a ticket when it is the client's turn to be
+  // served after a write (commands/blocking.h).
+  void WakeClient(uint64_t id, std::shared_ptr<ServeTicket> ticket = nullptr);
   // CLIENT UNBLOCK: ends the client's parked command (timeout reply, or the UNBLOCKED error).
   void UnblockClient(uint64_t id, bool error);
   void DeliverReply(uint64_t id, std::string reply);
@@ -161,7 +164,7 @@ class Worker {
   std::mutex mu_;
   std::vector<Pending> adopt_queue_;
   std::vector<uint64_t> close_queue_;
-  std::vector<uint64_t> wake_queue_;
+  std::vector<std::pair<uint64_t, std::shared_ptr<ServeTicket>>> wake_queue_;
   std::vector<std::pair<uint64_t, bool>> unblock_queue_;
   std::vector<std::pair<uint64_t, std::string>> deliver_queue_;
   std::deque<uint64_t> message_queue_;  // each client at most once (ClientOutput coalesces)

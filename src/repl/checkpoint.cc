@@ -19,6 +19,17 @@ void RemoveDirectory(const std::string& dir) {
 
 }  // namespace
 
+Status MakeCheckpoint(Engine* engine, const std::string& dir) {
+  rocksdb::Checkpoint* raw = nullptr;
+  rocksdb::Status s = rocksdb::Checkpoint::Create(engine->db(), &raw);
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  // log_size_for_flush 0: flush the memtables first, so the checkpoint is SST files (hard
+  // links) rather than a long WAL to replay.
+  if (s.ok()) s = checkpoint->CreateCheckpoint(dir, 0);
+  if (!s.ok()) return Status::IOError("creating a checkpoint: " + s.ToString());
+  return Status::OK();
+}
+
 uint64_t CheckpointSource::created() const {
   std::lock_guard<std::mutex> lock(mu_);
   return counter_;
@@ -36,15 +47,10 @@ StatusOr<std::shared_ptr<const CheckpointFiles>> CheckpointSource::Create() {
   std::string dir = engine_->SiblingPath(kCheckpointSuffix + std::to_string(++counter_));
   RemoveDirectory(dir);
   RemoveDirectory(dir + ".tmp");
-  rocksdb::Checkpoint* raw = nullptr;
-  rocksdb::Status s = rocksdb::Checkpoint::Create(engine_->db(), &raw);
-  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
-  // log_size_for_flush 0: flush the memtables first, so the checkpoint is SST files (hard
-  // links) rather than a long WAL the replica would have to replay.
-  if (s.ok()) s = checkpoint->CreateCheckpoint(dir, 0);
-  if (!s.ok()) {
+  Status made = MakeCheckpoint(engine_, dir);
+  if (!made.ok()) {
     RemoveDirectory(dir);
-    return Status::IOError("creating a checkpoint: " + s.ToString());
+    return made;
   }
   auto files = std::make_unique<CheckpointFiles>();
   files->dir = dir;

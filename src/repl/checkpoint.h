@@ -25,6 +25,11 @@ struct CheckpointFiles {
   uint64_t total_bytes = 0;
 };
 
+// Makes a checkpoint of `engine`'s data in `dir`, which must not exist (its parent must): the
+// memtables flushed, then hard links to the SST and blob files (copies when `dir` is on another
+// file system) and copies of the small files. BACKUP uses it directly.
+Status MakeCheckpoint(Engine* engine, const std::string& dir);
+
 class CheckpointSource {
  public:
   explicit CheckpointSource(Engine* engine) : engine_(engine) {}

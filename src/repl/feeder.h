@@ -94,6 +94,7 @@ class ReplicaFeeder {
   Info info() const;
   bool online() const { return state_.load() == State::kOnline; }
   uint64_t acked_seq() const { return acked_seq_.load(); }
+  int64_t last_ack_unix_ms() const { return last_ack_unix_ms_.load(); }
 
  private:
   void Run();

@@ -27,17 +27,6 @@ int64_t MonotonicMillis() {
   return MonotonicMicros() / 1000;
 }
 
-// Built with append: GCC 12 warns falsely (-Wrestrict) on chains of operator+.
-std::string RespCommand(std::initializer_list<std::string> args) {
-  std::string out("*");
-  out.append(std::to_string(args.size())).append("\r\n");
-  for (const auto& a : args) {
-    out.append("$").append(std::to_string(a.size())).append("\r\n");
-    out.append(a).append("\r\n");
-  }
-  return out;
-}
-
 bool SafeFileName(std::string_view name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
          name.find('\0') == std::string::npos;
@@ -54,7 +43,10 @@ Status SyncPath(const std::string& path, int flags) {
 }  // namespace
 
 MasterLink::MasterLink(LinkContext context, std::string host, int port)
-    : ctx_(std::move(context)), host_(std::move(host)), port_(port) {
+    : ctx_(std::move(context)),
+      host_(std::move(host)),
+      port_(port),
+      redis_(ctx_.keyspace, ctx_.config, ctx_.redis, ctx_.listening_port, &stop_) {
   info_.host = host_;
   info_.port = port_;
 }
@@ -75,6 +67,17 @@ void MasterLink::Stop() {
 MasterLink::Info MasterLink::info() const {
   std::lock_guard<std::mutex> lock(mu_);
   Info out = info_;
+  if (out.redis_master) {
+    RedisFollower::Progress progress = redis_.progress();
+    out.has_position = progress.has_offset;
+    out.applied_seq = progress.offset;
+    out.master_latest_seq = progress.offset;
+    out.master_replid = progress.master_replid;
+    out.sync_total_bytes = progress.sync_total_bytes;
+    out.sync_read_bytes = progress.sync_read_bytes;
+    out.last_io_unix_ms = std::max(out.last_io_unix_ms, progress.last_io_unix_ms);
+    return out;
+  }
   if (out.applied_seq < out.master_latest_seq) {
     int64_t since = std::max(applied_commit_ms_, behind_since_ms_);
     out.lag_ms = std::max<int64_t>(UnixMillis() - since, 0);
@@ -168,6 +171,12 @@ Status MasterLink::RunSession() {
     std::lock_guard<std::mutex> lock(mu_);
     info_.last_io_unix_ms = UnixMillis();
   }
+  const bool redis_master = line.rfind("-ERR unknown command", 0) == 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    info_.redis_master = redis_master;
+  }
+  if (redis_master) return FollowRedis(sock->get());
   std::string master_replid;
   if (line.rfind("+CONTINUE ", 0) == 0) {
     master_replid = line.substr(10);
@@ -202,6 +211,21 @@ Status MasterLink::RunSession() {
   }
   SetState(State::kConnected);
   return Stream(sock->get(), master_replid);
+}
+
+Status MasterLink::FollowRedis(ReplSocket* sock) {
+  LOG(INFO) << "replication: " << host_ << ":" << port_
+            << " does not know REPLSYNC; following it as a Redis master";
+  // The data is about to be replaced: a position in a Basalt master's history no longer holds.
+  Status s = ctx_.applier->WritePosition(std::nullopt);
+  if (!s.ok()) return s;
+  return redis_.Run(sock, [this](bool syncing) {
+    if (!syncing) {
+      std::lock_guard<std::mutex> lock(mu_);
+      info_.last_error.clear();
+    }
+    SetState(syncing ? State::kSync : State::kConnected);
+  });
 }
 
 Status MasterLink::ReceiveFile(ReplSocket* sock, const std::string& dir) {

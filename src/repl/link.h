@@ -12,6 +12,11 @@
 // the data, which the master accepts incrementally when it can and answers with a full sync
 // otherwise. Every group of applied batches is acknowledged (WAIT, the master's INFO), and at
 // least once a second while idle.
+//
+// A master that answers REPLSYNC with "-ERR unknown command" is not a Basalt server: the link
+// then follows it as a Redis replica follows its master, with RedisFollower on the same
+// connection (repl/redis_follower.h). The answer decides afresh at every connection, so the
+// same address may change kind across restarts.
 #pragma once
 
 #include <atomic>
@@ -25,6 +30,7 @@
 #include "common/status.h"
 #include "config/config.h"
 #include "repl/applier.h"
+#include "repl/redis_follower.h"
 #include "repl/state.h"
 #include "repl/wire.h"
 #include "types/keyspace.h"
@@ -52,6 +58,8 @@ struct LinkContext {
   std::function<void()> after_swap;
   // After the swap, once clients can run again.
   std::function<void()> data_replaced;
+  // For a master that answers REPLSYNC as an unknown command: a Redis master.
+  RedisMasterHooks redis;
 };
 
 class MasterLink {
@@ -70,6 +78,10 @@ class MasterLink {
     uint64_t master_latest_seq = 0;
     int64_t lag_ms = 0;
     std::string last_error;
+    // The master is a Redis server (repl/redis_follower.h): applied_seq is then its
+    // replication offset and master_replid its replication id.
+    bool redis_master = false;
+    std::string master_replid;
   };
 
   MasterLink(LinkContext context, std::string host, int port);
@@ -84,6 +96,7 @@ class MasterLink {
  private:
   void Run();
   Status RunSession();
+  Status FollowRedis(ReplSocket* sock);
   Status ReceiveCheckpoint(ReplSocket* sock, const std::string& dir);
   Status ReceiveFile(ReplSocket* sock, const std::string& dir);
   Status SwapIn(ReplSocket* sock, const std::string& dir, const std::string& master_replid);
@@ -99,6 +112,7 @@ class MasterLink {
   int port_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
+  RedisFollower redis_;
 
   // The stream's position: what has been taken from frames, and what has been applied.
   uint64_t taken_next_ = 0;

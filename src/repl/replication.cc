@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "common/clock.h"
 #include "common/strutil.h"
 
 namespace basalt {
@@ -106,6 +107,7 @@ void ReplicationManager::StartLink(const std::string& host, int port) {
   ctx.data_replaced = [this] {
     if (data_replaced_) data_replaced_();
   };
+  ctx.redis = redis_hooks_;
   auto link = std::make_unique<MasterLink>(std::move(ctx), host, port);
   link->Start();
   std::lock_guard<std::mutex> lock(mu_);
@@ -227,6 +229,22 @@ int ReplicationManager::CountReplicasAcked(uint64_t seq) const {
     if (f->online() && f->acked_seq() >= seq) n++;
   }
   return n;
+}
+
+int ReplicationManager::CountGoodReplicas(int64_t max_lag_ms) const {
+  const int64_t now = UnixMillis();
+  std::lock_guard<std::mutex> lock(feeders_mu_);
+  int n = 0;
+  for (const auto& f : feeders_) {
+    if (f->online() && now - f->last_ack_unix_ms() <= max_lag_ms) n++;
+  }
+  return n;
+}
+
+bool ReplicationManager::is_stale_replica() const {
+  if (!replica_.load()) return false;
+  std::lock_guard<std::mutex> lock(mu_);
+  return link_ == nullptr || link_->info().state != MasterLink::State::kConnected;
 }
 
 ReplicationSnapshot ReplicationManager::Snapshot() const {

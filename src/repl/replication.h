@@ -58,6 +58,8 @@ class ReplicationManager {
     data_replaced_ = std::move(handler);
   }
   void SetAckListener(std::function<void()> listener) { ack_listener_ = std::move(listener); }
+  // What following a Redis master needs from the layers above (repl/redis_follower.h).
+  void SetRedisMasterHooks(RedisMasterHooks hooks) { redis_hooks_ = std::move(hooks); }
 
   // Loads the replication id, clears leftovers of a crash, and applies `replicaof`. A server
   // that starts as a master forgets any replica position it held (it may now diverge).
@@ -81,6 +83,11 @@ class ReplicationManager {
   void ServeReplica(int fd, SyncRequest request, std::string peer_ip);
   // Replicas that acknowledged every write up to `seq` (WAIT).
   int CountReplicasAcked(uint64_t seq) const;
+  // Streaming replicas whose last acknowledgement is at most `max_lag_ms` old: Redis's "good"
+  // replicas, which min-replicas-to-write counts.
+  int CountGoodReplicas(int64_t max_lag_ms) const;
+  // A replica whose link to its master is not streaming (replica-serve-stale-data).
+  bool is_stale_replica() const;
   // Whether any replica is connected (syncing or streaming) right now.
   bool HasReplicas() const;
   uint64_t latest_sequence() const { return keyspace_->engine()->LatestSequence(); }
@@ -101,6 +108,7 @@ class ReplicationManager {
   CheckpointSource checkpoints_;
   std::function<void()> ack_listener_;
   std::function<void()> data_replaced_;
+  RedisMasterHooks redis_hooks_;
   int listening_port_ = 0;
   std::atomic<bool> replica_{false};
   std::atomic<bool> read_only_{true};

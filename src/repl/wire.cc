@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "common/coding.h"
+#include "common/resp_encoding.h"
 
 namespace basalt {
 
@@ -75,6 +76,13 @@ uint64_t BatchHash(std::string_view data) {
     h *= 1099511628211ULL;
   }
   return h;
+}
+
+// Built with append: GCC 12 warns falsely (-Wrestrict) on chains of operator+.
+std::string RespCommand(std::initializer_list<std::string> args) {
+  std::string out;
+  AppendRespArray(&out, args);
+  return out;
 }
 
 ReplSocket::ReplSocket(int fd, const std::atomic<bool>* stop)

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -55,6 +56,9 @@ void AppendSeqFrame(std::string* out, FrameType type, uint64_t seq);
 // the master checks it before resuming, so histories that diverged (a master that lost writes
 // it had already streamed) are detected instead of silently continued.
 uint64_t BatchHash(std::string_view data);
+
+// A command as a RESP multibulk, as a client sends it.
+std::string RespCommand(std::initializer_list<std::string> args);
 
 class ReplSocket {
  public:

@@ -42,7 +42,10 @@ bool ChangesLibraries(const std::vector<std::string>& argv) {
 // The subcommands that change libraries are writes, which a read-only replica refuses (the
 // container row cannot carry the write flag for them alone).
 bool RefusedAsReplica(CommandContext& c) {
-  if (c.server.replication == nullptr || !c.server.replication->rejects_writes()) return false;
+  if (c.session.from_master || c.server.replication == nullptr ||
+      !c.server.replication->rejects_writes()) {
+    return false;
+  }
   c.reply.Error("READONLY You can't write against a read only replica.");
   return true;
 }
@@ -52,7 +55,16 @@ void SubcommandSyntaxError(CommandContext& c) {
                 "'. Try FUNCTION HELP.");
 }
 
+// FUNCTION LOAD and RESTORE are denyoom in Redis; FUNCTION's row flags its container only, so
+// the two refuse past maxmemory themselves (memory_limit.h).
+bool RefusedOnOom(CommandContext& c) {
+  if (!c.server.memory_limit.Exceeded(*c.server.config)) return false;
+  c.reply.Error(kOomError);
+  return true;
+}
+
 void FunctionLoad(CommandContext& c) {
+  if (RefusedOnOom(c)) return;
   bool replace = false;
   size_t pos = 2;
   for (; pos < c.argc() - 1; pos++) {
@@ -62,6 +74,7 @@ void FunctionLoad(CommandContext& c) {
   }
   auto loaded = c.server.scripting->functions().Load(c.ctx, c.arg(pos), replace);
   if (ReplyIfError(c, loaded.status())) return;
+  ReplicateAsSent(c);
   c.reply.Bulk(*loaded);
 }
 
@@ -70,6 +83,7 @@ void FunctionFlush(CommandContext& c) {
   if (c.argc() == 3 && !EqualsIgnoreCase(c.arg(2), "sync") && !EqualsIgnoreCase(c.arg(2), "async"))
     return c.reply.Error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option");
   c.server.scripting->functions().Flush(c.ctx);
+  ReplicateAsSent(c);
   c.reply.Ok();
 }
 
@@ -91,6 +105,7 @@ void FunctionList(CommandContext& c) {
 
 void FunctionRestore(CommandContext& c) {
   if (c.argc() > 4) return SubcommandSyntaxError(c);
+  if (RefusedOnOom(c)) return;
   RestorePolicy policy = RestorePolicy::kAppend;
   if (c.argc() == 4) {
     if (EqualsIgnoreCase(c.arg(3), "append")) {
@@ -106,6 +121,7 @@ void FunctionRestore(CommandContext& c) {
   }
   Status s = c.server.scripting->functions().Restore(c.ctx, c.arg(2), policy);
   if (ReplyIfError(c, s)) return;
+  ReplicateAsSent(c);
   c.reply.Ok();
 }
 
@@ -168,6 +184,7 @@ void FunctionCommand(CommandContext& c) {
   if (sub == "delete") {
     Status s = functions.Delete(c.ctx, c.arg(2));
     if (ReplyIfError(c, s)) return;
+    ReplicateAsSent(c);
     return c.reply.Ok();
   }
   if (sub == "flush") return FunctionFlush(c);
@@ -179,8 +196,8 @@ void FunctionCommand(CommandContext& c) {
   FunctionHelp(c);
 }
 
-constexpr uint32_t kFcall =
-    kCmdNoScript | kCmdStale | kCmdExclusive | kCmdOffload | kCmdMovableKeys | kCmdMonitorFirst;
+constexpr uint32_t kFcall = kCmdNoScript | kCmdStale | kCmdExclusive | kCmdOffload |
+                            kCmdMovableKeys | kCmdMonitorFirst | kCmdNoMandatoryKeys;
 
 const std::vector<CommandSpec> kFunctionCommands = {
     {"fcall", -3, kFcall | kCmdMayReplicate, 0, 0, 0, FcallCommand, "scripting",

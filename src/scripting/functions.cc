@@ -243,6 +243,17 @@ std::string Functions::RestoreConflict(const std::vector<FunctionLibrary>& incom
   return "";
 }
 
+Status Functions::RestoreLibraries(Context& ctx, const std::vector<std::string>& codes,
+                                   RestorePolicy policy) {
+  std::string payload;
+  for (const std::string& code : codes) {
+    payload.push_back(static_cast<char>(rdb::kOpcodeFunction2));
+    rdb::AppendString(&payload, code);
+  }
+  rdb::AppendDumpFooter(&payload);
+  return Restore(ctx, payload, policy);
+}
+
 Status Functions::Restore(Context& ctx, std::string_view payload, RestorePolicy policy) {
   uint16_t version;
   std::string_view body;
@@ -272,6 +283,16 @@ Status Functions::Restore(Context& ctx, std::string_view payload, RestorePolicy 
   return Status::OK();
 }
 
+bool Functions::MayWrite(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto owner = function_library_.find(ToLower(name));
+  if (owner == function_library_.end()) return true;
+  for (const RegisteredFunction& fn : libraries_.at(owner->second).functions) {
+    if (EqualsIgnoreCase(fn.name, name)) return !(fn.flags & kScriptNoWrites);
+  }
+  return true;
+}
+
 void Functions::Call(CommandContext& c, bool read_only) {
   RegisteredFunction fn;
   {
@@ -289,7 +310,10 @@ void Functions::Call(CommandContext& c, bool read_only) {
   if (*numkeys < 0) return c.reply.Error("ERR Number of keys can't be negative");
   if (!(fn.flags & kScriptNoWrites)) {
     // A function that may write is a write command (Redis derives FCALL's flags from the
-    // function's), so a read-only replica refuses it with its usual reply.
+    // function's), so a read-only replica refuses it with its usual reply; without allow-oom
+    // it may grow the data set.
+    if (!(fn.flags & kScriptAllowOom) && c.server.memory_limit.Exceeded(*c.server.config))
+      return c.reply.Error(kOomError);
     if (c.server.replication != nullptr && c.server.replication->rejects_writes())
       return c.reply.Error("READONLY You can't write against a read only replica.");
     if (read_only)
@@ -301,7 +325,7 @@ void Functions::Call(CommandContext& c, bool read_only) {
     running_command_ = &c.argv;
   }
   engine_.RunCommand(c, fn.name, fn.ref, read_only || (fn.flags & kScriptNoWrites),
-                     static_cast<size_t>(*numkeys));
+                     (fn.flags & kScriptAllowOom) != 0, static_cast<size_t>(*numkeys));
   std::lock_guard<std::mutex> lock(mu_);
   running_command_ = nullptr;
 }

@@ -51,9 +51,16 @@ class Functions {
   std::string Dump();
   // FUNCTION RESTORE: all or nothing.
   Status Restore(Context& ctx, std::string_view payload, RestorePolicy policy);
+  // An RDB file's libraries (their code), added as FUNCTION RESTORE adds them with `policy`.
+  Status RestoreLibraries(Context& ctx, const std::vector<std::string>& codes,
+                          RestorePolicy policy = RestorePolicy::kAppend);
 
   // FCALL / FCALL_RO: runs the function argv[1] and replies.
   void Call(CommandContext& c, bool read_only);
+  // Whether FCALL of `name` may write: false only for a registered function with the
+  // no-writes flag (CLIENT PAUSE WRITE lets such calls through, as Redis derives FCALL's flags
+  // from the function's).
+  bool MayWrite(std::string_view name);
   // FUNCTION LIST and FUNCTION STATS replies.
   void ReplyList(CommandContext& c, const std::optional<std::string>& pattern, bool with_code);
   void ReplyStats(CommandContext& c);

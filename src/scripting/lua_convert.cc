@@ -157,6 +157,16 @@ void PushReplyAsLua(lua_State* L, std::string_view* in) {
       if (n < 0) return lua_pushboolean(L, 0);
       return PushAggregate(L, type, n, in);
     }
+    case '|': {
+      // An attribute map: scripts are not shown attributes (as in Redis), only the reply that
+      // follows it.
+      int64_t n = LineInteger(line);
+      for (int64_t i = 0; i < 2 * n && !in->empty(); i++) {
+        PushReplyAsLua(L, in);
+        lua_pop(L, 1);
+      }
+      return PushReplyAsLua(L, in);
+    }
     case '_':
       return lua_pushnil(L);
     case ',':

@@ -7,9 +7,12 @@
 #include <optional>
 
 #include "commands/acl_check.h"
+#include "commands/admission.h"
+#include "commands/command_accounting.h"
 #include "commands/dispatcher.h"
 #include "common/clock.h"
 #include "scripting/lua_convert.h"
+#include "stats/error_stats.h"
 
 namespace basalt {
 
@@ -246,25 +249,53 @@ int Panic(lua_State* L) {
   return 0;
 }
 
+// Whether DEBUG SET-DISABLE-DENY-SCRIPTS lets a script call this noscript command. Never for
+// scripts and transactions (they would nest in the running script), commands refused in MULTI
+// (SHUTDOWN, ...) or those that run beside a busy script (SCRIPT, FUNCTION): those change
+// what is running.
+bool NoScriptLifted(ServerState& server, const CommandSpec& spec) {
+  constexpr uint32_t kNeverFromScripts = kCmdOffload | kCmdTxControl | kCmdNoMulti | kCmdAllowBusy;
+  return server.scripts_call_noscript.load(std::memory_order_relaxed) &&
+         !(spec.flags & kNeverFromScripts);
+}
+
 }  // namespace
 
 std::string ScriptRun::Call(std::vector<std::string>& argv) {
   const CommandSpec* spec = CommandTable::Get().Find(argv[0]);
-  if (spec == nullptr) return "-ERR Unknown Redis command called from script\r\n";
+  // A refused call counts as Redis counts it: the error, and the command's rejected_calls. The
+  // script's own error reply that carries it on is not counted again.
+  auto refuse = [&](std::string error) {
+    RecordErrorReply(error);
+    if (spec != nullptr) CountRejected(*server, *spec, argv);
+    return "-" + error + "\r\n";
+  };
+  if (spec == nullptr) return refuse("ERR Unknown Redis command called from script");
   std::string error;
   if (ResolveCommand(argv, &error) == nullptr) {
     if (error.rfind("ERR wrong number of arguments", 0) == 0)
-      return "-ERR Wrong number of args calling Redis command from script\r\n";
-    return "-" + error + "\r\n";
+      return refuse("ERR Wrong number of args calling Redis command from script");
+    return refuse(error);
   }
-  if (spec->flags & kCmdNoScript) return "-ERR This Redis command is not allowed from script\r\n";
+  if ((spec->flags & kCmdNoScript) && !NoScriptLifted(*server, *spec))
+    return refuse("ERR This Redis command is not allowed from script");
   if (caller != nullptr) {
     std::string denied = AclCheckForScript(*server, *caller, *spec, argv);
-    if (!denied.empty()) return "-" + denied + "\r\n";
+    if (!denied.empty()) return refuse(denied);
   }
+  // A may-replicate command (PUBLISH, PFCOUNT) counts as a write here, as in Redis: a
+  // read-only script then never needs to wait for CLIENT PAUSE WRITE.
+  if ((spec->flags & (kCmdWrite | kCmdMayReplicate)) && read_only)
+    return refuse("ERR Write commands are not allowed from read-only scripts.");
+  if ((spec->flags & kCmdDenyOom) && !allow_oom && !wrote &&
+      server->memory_limit.Exceeded(*server->config)) {
+    return refuse(kOomError);
+  }
+  // As Redis checks a script's writes (a script that declared them was checked before it ran).
+  if ((spec->flags & kCmdWrite) && LacksGoodReplicas(*server)) return refuse(kNoReplicasError);
   if (spec->flags & kCmdWrite) {
-    if (read_only) return "-ERR Write commands are not allowed from read-only scripts.\r\n";
     server->script_guard.MarkWrote();
+    wrote = true;
   }
   std::string out;
   Reply reply(&out, resp);
@@ -377,7 +408,7 @@ void LuaEngine::Run(ScriptRun& run, const std::vector<std::string>& keys,
 }
 
 void LuaEngine::RunCommand(CommandContext& c, const std::string& name, int function_ref,
-                           bool read_only, size_t numkeys) {
+                           bool read_only, bool allow_oom, size_t numkeys) {
   // The script's own client: SELECT inside the script changes its database, not the caller's.
   Session session;
   session.id = c.session.id;
@@ -394,6 +425,7 @@ void LuaEngine::RunCommand(CommandContext& c, const std::string& name, int funct
   run.session = &session;
   run.caller = &c.session;
   run.read_only = read_only;
+  run.allow_oom = allow_oom;
   run.name = name;
   run.function_ref = function_ref;
   std::vector<std::string> keys(c.argv.begin() + 3, c.argv.begin() + 3 + numkeys);

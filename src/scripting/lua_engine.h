@@ -36,10 +36,15 @@ namespace basalt {
 // One script invocation: what redis.call needs to run commands as part of it.
 struct ScriptRun {
   ServerState* server = nullptr;
-  Context* ctx = nullptr;        // the script's unit of work: every write lands in its batch
-  Session* session = nullptr;    // the script's own client (SELECT inside a script changes it)
-  Session* caller = nullptr;     // the client that ran the script: its user's ACL rules apply
-  bool read_only = false;        // EVAL_RO or a `#!lua flags=no-writes` script
+  Context* ctx = nullptr;      // the script's unit of work: every write lands in its batch
+  Session* session = nullptr;  // the script's own client (SELECT inside a script changes it)
+  Session* caller = nullptr;   // the client that ran the script: its user's ACL rules apply
+  bool read_only = false;      // EVAL_RO or a `#!lua flags=no-writes` script
+  // allow-oom: commands that may grow the data set run past maxmemory. Otherwise, as in Redis,
+  // such a command is refused past maxmemory until the script's first write (a script that
+  // declares it may write was refused whole before it started, memory_limit.h).
+  bool allow_oom = false;
+  bool wrote = false;            // a write command has run
   int resp = 2;                  // redis.setresp()
   std::string name;              // the script's SHA-1 or the function's name, as errors name it
   int function_ref = LUA_NOREF;  // a function's callback; LUA_NOREF for an EVAL script
@@ -102,7 +107,7 @@ class LuaEngine {
   // Runs the script `name` (compiled) or the function `function_ref` as the command `c`
   // (EVAL*'s or FCALL*'s unit of work, argv[3..] its keys then its arguments) and replies.
   void RunCommand(CommandContext& c, const std::string& name, int function_ref, bool read_only,
-                  size_t numkeys);
+                  bool allow_oom, size_t numkeys);
   // SCRIPT FLUSH / FUNCTION FLUSH: a fresh interpreter, forgetting every compiled script or
   // registered function.
   void Reset();

@@ -11,6 +11,9 @@
 //   wrapped to see through, or refuse, proxies. Strings' metatable is hidden behind a proxy too.
 // - Reading a global that does not exist is an error, as in Redis.
 // - loadstring/load never accept precompiled bytecode (it can crash the interpreter).
+// - bit.tohex takes a width of -2^31 as -(2^31 - 1): Debian's lua-bitop negates it and
+//   overflows its buffer; Redis patches its copy the same way.
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -219,6 +222,24 @@ int MathRandom(lua_State* L) {
   }
 }
 
+// bit.tohex(x [, n]) over the original (upvalue 1), with the one width that overflows it,
+// -2^31 as lua-bitop reduces numbers to 32 bits, replaced by -(2^31 - 1), which gives the
+// same result: eight upper-case digits.
+int SafeBitTohex(lua_State* L) {
+  if (lua_gettop(L) >= 2 && lua_isnumber(L, 2)) {
+    // lua-bitop's reduction: add 2^52 + 2^51 and keep the low 32 bits of the double's bits.
+    uint64_t bits = std::bit_cast<uint64_t>(lua_tonumber(L, 2) + 6755399441055744.0);
+    if (static_cast<uint32_t>(bits) == 0x80000000u) {
+      lua_pushnumber(L, -2147483647.0);
+      lua_replace(L, 2);
+    }
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, 1);
+  return 1;
+}
+
 int MathRandomseed(lua_State* L) {
   g_rand_state = (static_cast<uint64_t>(static_cast<uint32_t>(luaL_checkint(L, 1))) << 16) | 0x330E;
   return 0;
@@ -277,6 +298,7 @@ void OpenSandbox(lua_State* L) {
   OpenLibrary(L, luaopen_math, LUA_MATHLIBNAME);
   OpenLibrary(L, luaopen_cjson, "cjson");
   OpenLibrary(L, luaopen_bit, "bit");
+  Wrap(L, "bit", "tohex", SafeBitTohex);
   OpenLibrary(L, OpenStructLibrary, "struct");
   OpenLibrary(L, OpenMsgpackLibrary, "cmsgpack");
   for (const char* name : {"print", "dofile", "loadfile", "getfenv", "setfenv", "newproxy"}) {
@@ -327,6 +349,13 @@ void OpenSandbox(lua_State* L) {
   lua_setmetatable(L, LUA_GLOBALSINDEX);
   lua_pushvalue(L, LUA_GLOBALSINDEX);
   MakeReadonlyProxy(L);
+  // getmetatable(_G) is a table in Redis, and writing to it fails as read-only: here an empty
+  // read-only table stands for it, so that the real globals never leak through it.
+  lua_getmetatable(L, -1);
+  lua_newtable(L);
+  MakeReadonlyProxy(L);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 1);
   lua_pushvalue(L, -1);
   lua_setglobal(L, "_G");
   lua_replace(L, LUA_GLOBALSINDEX);

@@ -76,6 +76,8 @@ void EvalShaRoCommand(CommandContext& c) {
 void ScriptCommand(CommandContext& c) {
   std::string sub = ToLower(c.arg(1));
   Scripting& scripting = *c.server.scripting;
+  // Redis 7 replicates scripts by their effects: a replica needs no script cache.
+  ReplicateNothing(c);
   if (sub == "load") {
     auto loaded = scripting.Load(c.ctx, c.arg(2));
     if (ReplyIfError(c, loaded.status())) return;
@@ -114,8 +116,8 @@ void ScriptCommand(CommandContext& c) {
   c.reply.SimpleLines(kHelp);
 }
 
-constexpr uint32_t kEval =
-    kCmdNoScript | kCmdStale | kCmdExclusive | kCmdOffload | kCmdMovableKeys | kCmdMonitorFirst;
+constexpr uint32_t kEval = kCmdNoScript | kCmdStale | kCmdExclusive | kCmdOffload |
+                           kCmdMovableKeys | kCmdMonitorFirst | kCmdNoMandatoryKeys;
 
 const std::vector<CommandSpec> kScriptingCommands = {
     {"eval", -3, kEval | kCmdMayReplicate, 0, 0, 0, EvalCommand, "scripting",

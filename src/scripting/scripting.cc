@@ -39,8 +39,9 @@ void ReplyToKill(CommandContext& c, bool function) {
   }
 }
 
-Status ParseShebang(std::string_view body, bool* no_writes) {
+Status ParseShebang(std::string_view body, bool* no_writes, bool* allow_oom) {
   *no_writes = false;
+  if (allow_oom != nullptr) *allow_oom = false;
   if (body.substr(0, 2) != "#!") return Status::OK();
   size_t eol = body.find('\n');
   if (eol == std::string_view::npos) return Status::RedisError("ERR Invalid script shebang");
@@ -58,6 +59,8 @@ Status ParseShebang(std::string_view body, bool* no_writes) {
     for (std::string_view flag : SplitOn(words[i].substr(6), ',')) {
       if (flag == "no-writes") {
         *no_writes = true;
+      } else if (flag == "allow-oom") {
+        if (allow_oom != nullptr) *allow_oom = true;
       } else if (!flag.empty() && flag != "allow-oom" && flag != "allow-stale" &&
                  flag != "no-cluster" && flag != "allow-cross-slot-keys") {
         return Status::RedisError("ERR Unexpected flag in script shebang: " + std::string(flag));
@@ -93,6 +96,7 @@ Status Scripting::ReloadPersisted() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     scripts_.clear();
+    PublishCount();
   }
   Status s = functions_.ReloadPersisted();
   if (!s.ok()) return s;
@@ -116,14 +120,16 @@ StatusOr<std::string> Scripting::Load(Context& ctx, const std::string& body) {
   ScriptInfo info;
   info.body = body;
   info.declares_flags = body.compare(0, 2, "#!") == 0;
-  Status s = ParseShebang(body, &info.no_writes);
+  Status s = ParseShebang(body, &info.no_writes, &info.allow_oom);
   if (!s.ok()) return s;
   std::string sha = Sha1Hex(body);
   s = engine_.Compile(sha, body);
   if (!s.ok()) return s;
   std::lock_guard<std::mutex> lock(mu_);
-  if (scripts_.emplace(sha, std::move(info)).second)
+  if (scripts_.emplace(sha, std::move(info)).second) {
     ctx.batch().Put(ColumnFamily::kPropagate, PersistKey(sha), body);
+    PublishCount();
+  }
   return sha;
 }
 
@@ -132,12 +138,48 @@ void Scripting::Run(CommandContext& c, const std::string& sha, const ScriptInfo&
   Status s = engine_.Compile(sha, info.body);
   if (!s.ok()) return c.reply.Error(s.ToReplyText());
   if (info.declares_flags && !info.no_writes) {
+    // A script that declares it may write is a write command, and without allow-oom one that
+    // may grow the data set.
+    if (!info.allow_oom && server_->memory_limit.Exceeded(*server_->config))
+      return c.reply.Error(kOomError);
     if (server_->replication != nullptr && server_->replication->rejects_writes())
       return c.reply.Error("READONLY You can't write against a read only replica.");
     if (read_only)
       return c.reply.Error("ERR Can not execute a script with write flag using *_ro command.");
   }
-  engine_.RunCommand(c, sha, LUA_NOREF, read_only || info.no_writes, numkeys);
+  engine_.RunCommand(c, sha, LUA_NOREF, read_only || info.no_writes, info.allow_oom, numkeys);
+}
+
+bool Scripting::MayWrite(const std::vector<std::string>& argv) {
+  if (EqualsIgnoreCase(argv[0], "fcall")) return functions_.MayWrite(argv[1]);
+  return ScriptMayWrite(argv[1], EqualsIgnoreCase(argv[0], "evalsha"));
+}
+
+bool Scripting::DeclaresWrites(const std::vector<std::string>& argv) {
+  const std::string command = ToLower(argv[0]);
+  if (command == "fcall") return functions_.MayWrite(argv[1]);
+  if (command != "eval" && command != "evalsha") return false;  // the _RO forms never write
+  const bool by_sha = command == "evalsha";
+  bool declares = !by_sha && std::string_view(argv[1]).substr(0, 2) == "#!";
+  if (by_sha) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = scripts_.find(ToLower(argv[1]));
+    declares = it != scripts_.end() && it->second.declares_flags;
+  }
+  return declares && ScriptMayWrite(argv[1], by_sha);
+}
+
+bool Scripting::ScriptMayWrite(std::string_view script, bool by_sha) {
+  if (by_sha && script.size() != 40) return true;
+  const std::string sha = by_sha ? ToLower(script) : Sha1Hex(script);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = scripts_.find(sha);
+    if (it != scripts_.end()) return !(it->second.declares_flags && it->second.no_writes);
+  }
+  if (by_sha || script.substr(0, 2) != "#!") return true;
+  bool no_writes = false;
+  return !ParseShebang(script, &no_writes).ok() || !no_writes;
 }
 
 void Scripting::Flush(Context& ctx) {
@@ -146,6 +188,7 @@ void Scripting::Flush(Context& ctx) {
     for (const auto& [sha, info] : scripts_)
       ctx.batch().Delete(ColumnFamily::kPropagate, PersistKey(sha));
     scripts_.clear();
+    PublishCount();
   }
   engine_.Reset();
 }
@@ -158,10 +201,11 @@ void Scripting::OnReplicatedPut(std::string_view key, std::string_view value) {
   info.body = std::string(value);
   // A bad shebang cannot have been persisted by Load(); should one appear, running it reports
   // the compile error.
-  ParseShebang(info.body, &info.no_writes).ok();
+  ParseShebang(info.body, &info.no_writes, &info.allow_oom).ok();
   info.declares_flags = info.body.compare(0, 2, "#!") == 0;
   std::lock_guard<std::mutex> lock(mu_);
   scripts_[std::string(key.substr(kPersistPrefix.size()))] = std::move(info);
+  PublishCount();
 }
 
 void Scripting::OnReplicatedDelete(std::string_view key) {
@@ -170,6 +214,7 @@ void Scripting::OnReplicatedDelete(std::string_view key) {
   if (key.substr(0, kPersistPrefix.size()) != kPersistPrefix) return;
   std::lock_guard<std::mutex> lock(mu_);
   scripts_.erase(std::string(key.substr(kPersistPrefix.size())));
+  PublishCount();
 }
 
 }  // namespace basalt

@@ -27,6 +27,7 @@ namespace basalt {
 struct ScriptInfo {
   std::string body;
   bool no_writes = false;  // `#!lua flags=no-writes`
+  bool allow_oom = false;  // `#!lua flags=allow-oom`: runs past maxmemory (memory_limit.h)
   // A script with a shebang declares its flags, as a function does: without no-writes it is a
   // write (EVAL_RO and a read-only replica refuse it), as in Redis.
   bool declares_flags = false;
@@ -53,6 +54,16 @@ class Scripting {
   // Runs a cached script as part of `c` (EVAL*'s unit of work) and replies.
   void Run(CommandContext& c, const std::string& sha, const ScriptInfo& info, bool read_only,
            size_t numkeys);
+  // Whether an EVAL, EVALSHA or FCALL `argv` (two arguments at least) may write, as Redis
+  // derives these commands' flags from the script's or function's: EVAL* is false only for a
+  // script that declares no-writes in its shebang, found in the cache or (EVAL of a script not
+  // cached yet) read from the body; an unknown sha, a body without shebang or with a bad one
+  // may write. CLIENT PAUSE WRITE lets the others through.
+  bool MayWrite(const std::vector<std::string>& argv);
+  // Whether such a call declares before it runs that it may write: a function without
+  // no-writes, a script whose shebang lacks it. min-replicas-to-write refuses these up front,
+  // as Redis does; a script without a shebang is checked at each write it makes.
+  bool DeclaresWrites(const std::vector<std::string>& argv);
   // SCRIPT FLUSH: forgets every script (deleting them in `ctx`) and restarts the interpreter.
   void Flush(Context& ctx);
 
@@ -65,10 +76,15 @@ class Scripting {
 
  private:
   Status LoadPersistedScripts();
+  bool ScriptMayWrite(std::string_view script, bool by_sha);
 
   ServerState* server_;
   std::mutex mu_;
   std::unordered_map<std::string, ScriptInfo> scripts_;
+  // Stores scripts_.size() for INFO memory's number_of_cached_scripts; called under mu_.
+  void PublishCount() {
+    server_->cached_scripts.store(static_cast<int64_t>(scripts_.size()), std::memory_order_relaxed);
+  }
   LuaEngine engine_;
   Functions functions_;
 };
@@ -78,6 +94,7 @@ class Scripting {
 void ReplyToKill(CommandContext& c, bool function);
 
 // Parses a `#!lua [flags=a,b]` first line. Bodies without one are accepted (no flags).
-Status ParseShebang(std::string_view body, bool* no_writes);
+// `allow_oom`, when given, tells whether the flags include allow-oom.
+Status ParseShebang(std::string_view body, bool* no_writes, bool* allow_oom = nullptr);
 
 }  // namespace basalt

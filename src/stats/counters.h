@@ -37,9 +37,8 @@ struct ServerCounters {
   std::atomic<int64_t> acl_denied_cmd{0};
   std::atomic<int64_t> acl_denied_key{0};
   std::atomic<int64_t> acl_denied_channel{0};
-  // SAVE/BGSAVE runs (memtable flushes) and whether the last one worked.
+  // Successful SAVE/BGSAVE runs.
   std::atomic<int64_t> rdb_saves{0};
-  std::atomic<bool> last_save_ok{true};
 
   void Reset() {
     connections_received = 0;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "storage/skiplist_memtable.h"
+#include "storage/sst_ingest.h"
 
 namespace basalt {
 namespace {
@@ -140,6 +141,7 @@ Batch::Batch(Engine* engine) : engine_(engine) {}
 std::unique_ptr<rocksdb::Iterator> Batch::DatabaseIterator(ColumnFamily cf,
                                                            rocksdb::ReadOptions* options) const {
   options->read_tier = tier_;
+  options->snapshot = snapshot_;
   std::unique_ptr<rocksdb::Iterator> it = engine_->NewIterator(cf, *options);
   if (tier_ != rocksdb::kBlockCacheTier) return it;
   return std::make_unique<MissNotingIterator>(std::move(it), &missed_memory_);
@@ -184,9 +186,10 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
   // writes are in the index.
   if (WriteCount() == 0 || (cf == ColumnFamily::kMetadata && !metadata_in_index_) ||
       WritesUnindexed(cf))
-    return NoteMiss(engine_->Get(cf, key, value, nullptr, tier_));
+    return NoteMiss(engine_->Get(cf, key, value, snapshot_, tier_));
   rocksdb::ReadOptions ro;
   ro.read_tier = tier_;
+  ro.snapshot = snapshot_;
   Engine::PrepareRead(cf, &ro);
   return NoteMiss(batch_->GetFromBatchAndDB(engine_->db(), ro, engine_->cf(cf), key, value));
 }
@@ -331,7 +334,8 @@ std::unique_ptr<rocksdb::Iterator> Batch::NewIterator(ColumnFamily cf,
   // indexed for it.
   if (WriteCount() == 0) return std::unique_ptr<rocksdb::Iterator>(base);
   // Only deletions in `zset_score` (a group of pops): the database less the keys deleted, where
-  // indexing them would cost each later deletion an insert into RocksDB's index (change 35).
+  // indexing them would cost each later deletion an insert into RocksDB's index (2.5k
+  // instructions, a tenth of an unpipelined ZPOPMIN).
   if (cf == ColumnFamily::kZsetScore && WritesUnindexed(cf) && !unindexed_score_puts_) {
     return std::make_unique<DeletionSkippingIterator<ScoreKeySet>>(base,
                                                                    &unindexed_score_deletions_);
@@ -545,7 +549,9 @@ bool Batch::WritesMetadata(const rocksdb::Slice& key) const {
 rocksdb::Status Batch::Commit() {
   // Nothing reads the batch after this: the entries need no place in its index.
   rocksdb::Status s = AppendPendingMetadataUnindexed();
-  if (s.ok() && !empty()) s = engine_->Write(batch_->GetWriteBatch());
+  if (s.ok() && !empty())
+    s = sink_ != nullptr ? sink_->Take(batch_->GetWriteBatch())
+                         : engine_->Write(batch_->GetWriteBatch());
   if (batch_) batch_->Clear();
   metadata_in_index_ = false;
   metadata_epoch_++;

@@ -10,15 +10,14 @@
 // to reach the WAL and the memtable. They wait in a small map, which Get consults first, until
 // Commit(), an iterator over `metadata` or a ranged operation on it writes them into the batch.
 //
-// Writes to `subkey` and `zset_score` skip the batch's index until the batch reads what they
-// wrote: a write group of pushes never reads back the elements it writes, nor SADDs the members
-// they add, and indexing each one is an insert into RocksDB's index skip list (docs/benchmarks.md,
-// change 14). An iterator, range delete or merge on the family, or a point read of a member whose
-// 64-bit hash is among the written members' hashes, indexes the family's writes so far
-// by writing them again (only Puts and Deletes, so the state is the same); from then on that
-// family's writes are indexed. While the batch's writes to `zset_score` are all deletions (a
-// group of sorted-set pops), an iterator there is the database's, leaving out the keys deleted,
-// and indexes nothing (change 35).
+// Writes to `subkey` and `zset_score` skip the batch's index until the batch reads what they wrote:
+// a write group of pushes never reads back the elements it writes, nor SADDs the members they add,
+// and indexing each one is an insert into RocksDB's index skip list (docs/benchmarks.md, "The write
+// batch"). An iterator, range delete or merge on the family, or a point read of a member whose
+// 64-bit hash is among the written members' hashes, indexes the family's writes so far by writing
+// them again (only Puts and Deletes, so the state is the same); from then on that family's writes
+// are indexed. While the batch's writes to `zset_score` are all deletions (a group of sorted-set
+// pops), an iterator there is the database's, leaving out the keys deleted, and indexes nothing.
 //
 // A caller that will read a run of `subkey` keys (a pipeline of pops) can read them ahead in one
 // pass (ReadAhead), or hand over the run it read itself (HoldReadAhead). Those values are the
@@ -51,6 +50,8 @@
 #include "storage/engine.h"
 
 namespace basalt {
+
+class SstIngestSink;
 
 class Batch {
  public:
@@ -98,7 +99,7 @@ class Batch {
   // list): through one database iterator over the prefix's keys, kept until the batch commits or
   // is cleared, which steps from the key it read last to the next instead of seeking. A seek
   // through every sorted run costs what some ten steps do, and a new iterator more than half as
-  // much again (docs/benchmarks.md, change 79). Descending order is not offered: RocksDB's Prev
+  // much again (docs/benchmarks.md, "Lists"). Descending order is not offered: RocksDB's Prev
   // costs more than the passes of ReadAhead(). It sees the database only, on the terms of
   // HeldIterator().
   rocksdb::Status ReadInOrder(const rocksdb::Slice& prefix, const rocksdb::Slice& key,
@@ -133,11 +134,21 @@ class Batch {
   void set_memory_only(bool memory_only) {
     tier_ = memory_only ? rocksdb::kBlockCacheTier : rocksdb::kReadAllTier;
   }
+  // Makes every later read of the database read `snapshot` (nullptr: the latest data). Only a
+  // batch that never writes should read a snapshot: its writes would rest on old data.
+  void set_snapshot(const rocksdb::Snapshot* snapshot) { snapshot_ = snapshot; }
+  const rocksdb::Snapshot* snapshot() const { return snapshot_; }
   // Whether a read limited to memory found that it needed the disk: the results of this batch's
   // reads are then incomplete.
   bool missed_memory() const { return missed_memory_; }
 
   bool empty() { return pending_metadata_.empty() && WriteCount() == 0; }
+  // Writes in the indexed batch (not the coalesced metadata ones): a caller compares two
+  // readings to learn whether something was written between them (a commit resets it).
+  uint32_t WriteCount() { return batch_ ? batch_->GetWriteBatch()->Count() : 0; }
+  // Commits hand the batch to `sink` instead of the database (a bulk load into a fresh data
+  // directory, storage/sst_ingest.h); nullptr: to the database.
+  void set_ingest_sink(SstIngestSink* sink) { sink_ = sink; }
   rocksdb::Status Commit();
   void Clear();
   Engine* engine() const { return engine_; }
@@ -155,7 +166,6 @@ class Batch {
   // The indexed batch, made at the first write: a command that only reads (most of them) never
   // pays for its arena and index.
   rocksdb::WriteBatchWithIndex& Writes();
-  uint32_t WriteCount() { return batch_ ? batch_->GetWriteBatch()->Count() : 0; }
   // Moves the coalesced metadata writes into the batch, so that an operation whose meaning
   // depends on the order of writes (an iterator, a range, a merge) sees them.
   void FlushPendingMetadata();
@@ -197,7 +207,9 @@ class Batch {
   static constexpr size_t kMaxPopRun = 64;
 
   Engine* engine_;
+  SstIngestSink* sink_ = nullptr;
   rocksdb::ReadTier tier_ = rocksdb::kReadAllTier;
+  const rocksdb::Snapshot* snapshot_ = nullptr;
   // mutable: iterators note a miss from their const Valid().
   mutable bool missed_memory_ = false;
   std::optional<rocksdb::WriteBatchWithIndex> batch_;
@@ -214,8 +226,9 @@ class Batch {
   uint32_t indexed_families_ = 0;
   uint32_t unindexed_families_ = 0;
   // Hashes of the `subkey` keys written outside the index (a false match only costs indexing).
-  // A 4096-bit filter here matched some read in nearly every pipelined group of a few hundred
-  // writes, and the rest of the group then paid for the index (docs/benchmarks.md, change 24).
+  // A 4096-bit filter here would match some read in nearly every pipelined group of a few
+  // hundred writes, and the rest of the group would then pay for the index (docs/benchmarks.md,
+  // "The write batch").
   HashSet64 unindexed_subkeys_;
   // The `zset_score` keys deleted outside the index before that family's first unindexed put
   // (kept until the commit: an iterator made from them may still read them).

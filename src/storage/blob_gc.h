@@ -4,8 +4,8 @@
 // (`blob_garbage_collection_age_cutoff`) whenever a compaction passes their keys, however little
 // garbage those files hold. Values that are overwritten whole need none of that: a blob file
 // whose blobs are all garbage is dropped as it is, and relocating a value shortly before its
-// overwrite only writes it twice (docs/benchmarks.md, changes 8 and 9: a 128 KiB overwrite
-// wrote 1.77-2.08x its data with GC always on, 1.00x with it off). The governor keeps GC off in
+// overwrite only writes it twice (docs/benchmarks.md, "Storage upkeep": a 128 KiB overwrite
+// writes 1.77-2.08x its data with GC always on, 1.00x with it off). The governor keeps GC off in
 // each column family with blob files until the garbage RocksDB has accounted there exceeds a share
 // of its blob bytes, and turns it off again once compactions have brought the share below half of
 // that.

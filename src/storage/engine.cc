@@ -43,8 +43,8 @@ Durability ParseDurability(const std::string& v) {
 // The families whose writes WarmMemtables walks toward first (and whose inserts start where the
 // walks left off): `metadata`, `subkey` and `zset_score`, the ones written at random places
 // (a random key, a member among a million). Warming `subkey` puts too, which an existence check
-// read just before, measured 10-19% more pipelined HSETs and SADDs, for 7-9% more instructions:
-// the walks overlap their cache misses (docs/benchmarks.md, change 32).
+// read just before, gives 10-19% more pipelined HSETs and SADDs, for 7-9% more instructions:
+// the walks overlap their cache misses (docs/benchmarks.md, "The memtable skip list").
 bool IsWarmed(ColumnFamily cf) {
   return cf == ColumnFamily::kMetadata || cf == ColumnFamily::kSubkey ||
          cf == ColumnFamily::kZsetScore;
@@ -253,7 +253,32 @@ Status Engine::RecoverInterruptedSwap() {
   return RenamePath(old, dir);
 }
 
+Engine::LongSnapshot::~LongSnapshot() {
+  engine_->db_->ReleaseSnapshot(snapshot_);
+  std::lock_guard<std::mutex> lock(engine_->long_mu_);
+  if (--engine_->long_snapshots_ == 0) engine_->long_cv_.notify_all();
+}
+
+StatusOr<std::unique_ptr<Engine::LongSnapshot>> Engine::AcquireLongSnapshot() {
+  std::lock_guard<std::mutex> lock(long_mu_);
+  if (replacing_.load()) return Status::Busy("the data is being replaced by a full sync");
+  long_snapshots_++;
+  return std::unique_ptr<LongSnapshot>(new LongSnapshot(this, db_->GetSnapshot()));
+}
+
 Status Engine::ReplaceData(const std::string& source_dir) {
+  {
+    std::unique_lock<std::mutex> lock(long_mu_);
+    replacing_ = true;
+    long_cv_.wait(lock, [this] { return long_snapshots_ == 0; });
+  }
+  Status s = SwapData(source_dir);
+  std::lock_guard<std::mutex> lock(long_mu_);
+  replacing_ = false;
+  return s;
+}
+
+Status Engine::SwapData(const std::string& source_dir) {
   if (!HoldsDatabase(source_dir))
     return Status::InvalidArgument(source_dir + " does not hold a RocksDB database");
   std::filesystem::path dir(path_), old(SiblingPath(".replaced")),
@@ -369,6 +394,12 @@ Status Engine::ApplyLiveOption(const std::string& name, const std::string& value
     }
   }
   return Status::OK();
+}
+
+rocksdb::Status Engine::WriteDurably(rocksdb::WriteBatch* batch) {
+  rocksdb::Status s = Write(batch);
+  if (s.ok() && durability() != Durability::kSync) s = db_->SyncWAL();
+  return s;
 }
 
 rocksdb::Status Engine::Write(rocksdb::WriteBatch* batch) {

@@ -95,6 +95,9 @@ class Engine {
   // Commits a batch with the current durability mode (sync mode fsyncs before returning;
   // concurrent writers share that fsync through RocksDB's group commit).
   rocksdb::Status Write(rocksdb::WriteBatch* batch);
+  // Commits and fsyncs a batch whatever the durability mode: for a marker that must be on disk
+  // before the work it announces starts.
+  rocksdb::Status WriteDurably(rocksdb::WriteBatch* batch);
   // The sequence number of the first record of a batch Write() committed. RocksDB stores it in
   // the batch's header (LevelDB's format: little-endian fixed64 sequence, fixed32 count,
   // records), for each writer of a write group too; the unit test
@@ -116,8 +119,8 @@ class Engine {
   // Sets what every read of `cf` needs besides the caller's options: reads of the versioned
   // families ignore range deletions. RocksDB's iterators step over the keys a range deletion
   // covers one at a time while both sit in one memtable, whatever the bounds: after a FLUSHALL,
-  // a read that ran past the end of a small set walked every flushed key sorting after it
-  // (docs/benchmarks.md, change 37). Every read path of the engine and of Batch applies it.
+  // a read that runs past the end of a small set would walk every flushed key sorting after it
+  // (docs/benchmarks.md, "Storage upkeep"). Every read path of the engine and of Batch applies it.
   static void PrepareRead(ColumnFamily cf, rocksdb::ReadOptions* options) {
     options->ignore_range_deletions = IsVersioned(cf);
   }
@@ -162,7 +165,7 @@ class Engine {
 
   // Starts flushing the memtables of `families` without waiting for it. After FLUSHDB the flush
   // drops what the range deletions cover from memory, so that later writes go to an empty
-  // memtable instead of one full of dead entries (docs/benchmarks.md, change 64). Logs, and
+  // memtable instead of one full of dead entries (docs/benchmarks.md, "Storage upkeep"). Logs, and
   // otherwise ignores, a failure: the data is already gone either way.
   void StartFlush(std::span<const ColumnFamily> families);
   // Entries (range deletions included) in `cf`'s active memtable.
@@ -212,6 +215,28 @@ class Engine {
   // handles, iterators and snapshots taken before are invalid afterwards. If the new data
   // cannot be opened, the old data is put back and reopened.
   Status ReplaceData(const std::string& source_dir);
+
+  // A snapshot for a long read that holds no keyspace lock (an RDB file being written on a
+  // thread of its own). ReplaceData() closes the database under such readers, so it asks them
+  // to stop (abandoned() turns true; the reader gives up and destroys this) and waits until
+  // they have; none starts while a swap runs.
+  class LongSnapshot {
+   public:
+    LongSnapshot(const LongSnapshot&) = delete;
+    LongSnapshot& operator=(const LongSnapshot&) = delete;
+    ~LongSnapshot();
+    const rocksdb::Snapshot* get() const { return snapshot_; }
+    bool abandoned() const { return engine_->replacing_.load(std::memory_order_relaxed); }
+
+   private:
+    friend class Engine;
+    LongSnapshot(Engine* engine, const rocksdb::Snapshot* snapshot)
+        : engine_(engine), snapshot_(snapshot) {}
+    Engine* engine_;
+    const rocksdb::Snapshot* snapshot_;
+  };
+  // Busy while a swap runs.
+  StatusOr<std::unique_ptr<LongSnapshot>> AcquireLongSnapshot();
   // "<data directory><suffix>": a sibling of the data directory, on the same file system (so
   // that checkpoints can hard-link and swaps can rename).
   std::string SiblingPath(const std::string& suffix) const;
@@ -238,6 +263,8 @@ class Engine {
   void NoteRecovered();
   void TryResume();
   void NotifyWriters();
+  // ReplaceData() once no LongSnapshot is left.
+  Status SwapData(const std::string& source_dir);
   // Finishes or rolls back a ReplaceData() that a crash interrupted.
   Status RecoverInterruptedSwap();
 
@@ -275,6 +302,12 @@ class Engine {
   std::mutex lazy_mu_;
   std::condition_variable lazy_cv_;
   bool closing_ = false;
+
+  // LongSnapshots alive, and whether ReplaceData() waits for them to go.
+  std::mutex long_mu_;
+  std::condition_variable long_cv_;
+  int long_snapshots_ = 0;
+  std::atomic<bool> replacing_{false};
 
   std::atomic<bool> writes_stopped_{false};
   mutable std::mutex health_mu_;

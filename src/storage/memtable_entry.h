@@ -59,8 +59,8 @@ inline int CompareWords(const char* a, const char* b) {
 }
 
 // Bytewise three-way comparison of user keys, inline eight bytes at a time. A search compares
-// the target with dozens of short keys that share a prefix; a call to memcmp for each cost more
-// than the comparison itself (docs/benchmarks.md, change 16).
+// the target with dozens of short keys that share a prefix; a call to memcmp for each costs more
+// than the comparison itself (docs/benchmarks.md, "The memtable skip list").
 inline int CompareUserKeys(const Slice& a, const Slice& b) {
   size_t common = std::min(a.size(), b.size());
   if (common >= 8) {

@@ -2,10 +2,10 @@
 //
 // Nearly every command begins with a point read of its key's `metadata` entry (type, expiry,
 // version, size; a short string's value), and every write of a new key reads it too, to keep the
-// key counts exact. RocksDB answers such a read by searching the memtable skip lists and then,
-// per SST file, the bloom filter and the index: a few microseconds for a key at a
-// random place among a million (docs/benchmarks.md, section 10). This cache answers it with one
-// hash lookup, for present and for absent keys alike.
+// key counts exact. RocksDB answers such a read by searching the memtable skip lists and then, per
+// SST file, the bloom filter and the index: a few microseconds for a key at a random place among a
+// million (docs/benchmarks.md, "Metadata and its cache"). This cache answers it with one hash
+// lookup, for present and for absent keys alike.
 //
 // The contract: a lookup never returns a state older than one a committed write has replaced.
 // Each entry carries the RocksDB sequence number of the state it holds. Committed writes are

@@ -141,8 +141,8 @@ EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& 
   rocksdb::BlockBasedTableOptions table = TableOptions(config, out.block_cache);
   // Families only ever scanned in order have no use for what serves point reads: a bloom filter
   // (no prefix extractor, so seeks never consult it) and the data blocks' hash index. Building
-  // them in every family's flushes and compactions took 3.5% of a pipelined ZPOPMIN's CPU, and
-  // `zset_score` holds half of what that writes (docs/benchmarks.md, change 74).
+  // them in every family's flushes and compactions would take 3.5% of a pipelined ZPOPMIN's
+  // CPU, and `zset_score` holds half of what that writes (docs/benchmarks.md, "Storage upkeep").
   rocksdb::BlockBasedTableOptions scan_table = table;
   scan_table.filter_policy.reset();
   scan_table.data_block_index_type = rocksdb::BlockBasedTableOptions::kDataBlockBinarySearch;

@@ -20,8 +20,10 @@ struct EngineOptions {
 EngineOptions BuildEngineOptions(const Config& config, const ColumnFamilyHooks& hooks);
 
 // Whether `cf` is read by key (Get), not only by iterators: only those families get a memtable
-// bloom filter. Adding a key to the filter is a cache miss on every insert, and an iterator
-// never consults it (docs/benchmarks.md, change 14).
+// bloom filter (with RocksDB's memtable) or index by key (with Basalt's), and SST files with bloom
+// filters and hashed data blocks. Each costs every insert or flush work (a memtable filter or
+// index a cache miss per insert), and an iterator never consults them (docs/benchmarks.md,
+// "Storage upkeep").
 bool ServesPointReads(ColumnFamily cf);
 
 // The write buffer of `cf` when `rocksdb.write-buffer-size` is `configured`: that size, except

@@ -46,8 +46,9 @@ void Reclaimer::Note(std::string begin, std::string end) {
 namespace {
 
 // The union of `ranges`, as ranges that neither overlap nor touch. Pops at a list's right end
-// note [tail, end) for each tail they pass: counted apart, those ranges counted a file's bytes
-// up to once per note, and a file a tenth dead was rewritten (docs/benchmarks.md, change 80).
+// note [tail, end) for each tail they pass: counted apart, those ranges would count a file's
+// bytes up to once per note, and a file a tenth dead would be rewritten again and again
+// (docs/benchmarks.md, "Storage upkeep").
 std::map<std::string, std::string> Union(const std::map<std::string, std::string>& ranges) {
   std::map<std::string, std::string> out;
   for (const auto& [begin, end] : ranges) {

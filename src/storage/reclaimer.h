@@ -54,8 +54,8 @@ class Reclaimer {
 
   static constexpr std::chrono::milliseconds kPassInterval{1000};
   // A file is compacted once this many tenths of its bytes are dead: at half, the files of a
-  // queue being popped were rewritten again and again as its head went through them (a third
-  // more CPU per pipelined LPOP, docs/benchmarks.md, change 53); at nine tenths a file is
+  // queue being popped would be rewritten again and again as its head goes through them (a third
+  // more CPU per pipelined LPOP, docs/benchmarks.md, "Storage upkeep"); at nine tenths a file is
   // rewritten at a tenth of its size each time.
   static constexpr uint64_t kDeadTenths = 9;
   // Ranges kept between passes; beyond it, notes are dropped until the next pass.

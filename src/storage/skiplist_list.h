@@ -118,8 +118,8 @@ inline ChainNode Untagged(const char* tagged) {
 
 // A hash table from user key to the list's nodes of that key, so that a point lookup reads a
 // bucket and the few nodes chained to it instead of walking ~2 log2(n) nodes down the list, most
-// of them cache misses in a memtable of a million entries (docs/benchmarks.md, change 54). Only
-// for lists ordered bytewise, where equal user keys are equal bytes.
+// of them cache misses in a memtable of a million entries (docs/benchmarks.md, "The memtable
+// skip list"). Only for lists ordered bytewise, where equal user keys are equal bytes.
 //
 // Each node is chained to its bucket once linked into the list, and a key's older nodes follow
 // its newest in the list. A key's nodes along a chain run newest first, as in the list: the
@@ -220,7 +220,7 @@ class UserKeyIndex {
   // written while RocksDB switches memtables; all-zero bits are a null pointer in a lock-free
   // atomic on the platforms this builds for. Huge pages where the kernel allows them: a lookup's
   // bucket is a random one of up to millions, and with 4 KiB pages its address translation
-  // missed as often as the bucket itself (docs/benchmarks.md, change 60).
+  // misses as often as the bucket itself (docs/benchmarks.md, "The memtable skip list").
   static Link* AllocateBuckets(size_t buckets) {
     size_t bytes = buckets * sizeof(Link);
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -385,7 +385,8 @@ class SkipList final : public MemTableRep {
   // it ends the walk without comparing it again. Returns how many nodes it stepped past.
   // `kFetchBelow`: for a search from the head through nodes not in the cache (a lookup's; an
   // insert's nodes were warmed), each step also fetches the node it compares next if it goes
-  // down a level (docs/benchmarks.md, change 51).
+  // down a level, so that the two misses overlap whichever way it goes (docs/benchmarks.md,
+  // "The memtable skip list").
   template <bool kFetchBelow = false, typename Target>
   size_t FindInLevel(const Target& target, int level, const char* before, const char** prev,
                      const char** next, const char* bound = nullptr) const {

@@ -180,14 +180,14 @@ int SkipList::SearchFromWarmedPath(const EntryTarget& target, int height, int ma
   // share a path, and a run of them would walk over all the nodes it inserted before: in an
   // ascending run (RPUSH, ZADD with rising scores, a set moved to a new incarnation) the
   // last insert starts instead, where it is lower, and on the levels above it the run's last
-  // node there. Without the latter, a node taller than the one before it walked its top
-  // level over the whole run so far: a run of n inserts cost O(n^2) steps. A descending run
+  // node there. Without the latter, a node taller than the one before it would walk its top
+  // level over the whole run so far: a run of n inserts would cost O(n^2) steps. A descending run
   // (LPUSH) has none of its nodes before the key: the gap's path is right. A run in neither
   // order (a batch in hash order; MSET key:1 ... key:70000, which goes back inside itself)
   // is searched from the gap's path on the run's top level, which holds few of its nodes,
-  // and down from there as a search from the head would: starting from the last insert walked
-  // level 0 over the run between the two keys, and a 70k-key MSET into a memtable holding
-  // keys elsewhere took 5 s of a worker. A warming search that started below the top (from a
+  // and down from there as a search from the head would: starting from the last insert would
+  // walk level 0 over the run between the two keys, and a 70k-key MSET into a memtable holding
+  // keys elsewhere would take 5 s of a worker. A warming search that started below the top (from a
   // Summit) leaves the head as its path above the start: where the path is the head, the
   // search continues from the level above instead of walking that whole level, and from the
   // top of the list for the new node's top level.
@@ -237,14 +237,14 @@ void SkipList::NoteInsert(const char* entry, int height, RunOrder order, bool ru
   last_warmed_path_ = path_id;
 }
 
-// Each key of a descending run in one gap (LPUSH) lies after the node that precedes the run on
-// each level and before the run's nodes there, the last insert's search found the former, and
-// a key warmed from that gap has nothing else between: the new node goes right after it. The
-// run's first insert may have searched from the top of the list, where the gap is at the front
-// and its path the head on every level (about as many comparisons as the list has levels, 24%
-// of a pipelined LPUSH's instructions before, docs/benchmarks.md, change 82); the others now
-// compare twice per level they link into. The comparisons check that each level brackets the
-// key, so a splice that does not (whatever the reason) leaves the insert to the search.
+// Each key of a descending run in one gap (LPUSH) lies after the node that precedes the run on each
+// level and before the run's nodes there, the last insert's search found the former, and a key
+// warmed from that gap has nothing else between: the new node goes right after it. The run's first
+// insert may have searched from the top of the list, where the gap is at the front and its path the
+// head on every level (about as many comparisons as the list has levels, which for every insert
+// would be 24% of a pipelined LPUSH's instructions; docs/benchmarks.md, "The memtable skip list");
+// the others compare twice per level they link into. The comparisons check that each level brackets
+// the key, so a splice that does not (whatever the reason) leaves the insert to the search.
 bool SkipList::InsertBeforeRun(const char* entry, int height, const EntryTarget& target) {
   for (int i = 0; i < height; i++) {
     const char* prev = splice_prev_[i];

@@ -2,7 +2,7 @@
 // encoded entries, the structure of RocksDB's default memtable but built with this project (and
 // with twice as many levels, each half as sparse, which suits a list larger than the CPU cache).
 //
-// Why not RocksDB's own: against RocksDB 9.10 built for release, RocksDB's skip list took
+// Why not RocksDB's own: against RocksDB 9.10 built for release, RocksDB's skip list takes
 // 20-40% more time per pipelined SET, HSET and LPUSH of random keys (docs/benchmarks.md, "RocksDB
 // 9.10"). A write of a random key is mostly a search of the list; this one indexes the keys of
 // the families read by key, warms a batch's insert paths several keys at once, and on column
@@ -32,8 +32,9 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   // bytewise: the column family's comparator is rocksdb::BytewiseComparator().
   // index_buckets: for a family that serves point reads, the buckets of each memtable's index by
   // user key (a power of two; 0: no index). With one, a lookup reads a bucket and a node or two
-  // instead of searching the list (docs/benchmarks.md, change 54); each node takes 8 more bytes,
-  // and the buckets 8 bytes each, counted in the memtable's size. Bytewise families only.
+  // instead of searching the list (docs/benchmarks.md, "The memtable skip list"); each node takes 8
+  // more bytes, and the buckets 8 bytes each, counted in the memtable's size. Bytewise families
+  // only.
   explicit SkipListMemTableFactory(bool bytewise, size_t index_buckets = 0);
   // The index size for a memtable of `write_buffer_size` bytes whose entries take about
   // `entry_bytes` each: a bucket per entry (at least 1024), rounded up to a power of two. 64
@@ -70,12 +71,12 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   // path. Returns how many searches ran. Any thread, any time: it only reads, and a memtable is
   // not destroyed while a walk is in it.
   size_t WarmInsertPaths(const std::vector<rocksdb::Slice>& user_keys) const;
-  // Searches walked at once: 16 measured faster than 8 and 32 (docs/benchmarks.md, change 16).
+  // Searches walked at once: 16 run faster than 8 and 32 (docs/benchmarks.md, "The memtable skip
+  // list").
   static constexpr size_t kWarmingLanes = 16;
   // The walks also leave their paths to the calling thread: its inserts of the keys it warmed,
   // in the order it warmed them, into the same memtable, start each level where the walk left it
-  // rather than at the head (docs/benchmarks.md, change 18). How many of this thread's inserts
-  // did so, since it started.
+  // rather than at the head. How many of this thread's inserts did so, since it started.
   static uint64_t InsertsFromWarmedPathsOnThisThread();
   // How many nodes this thread's warming of unsorted keys has stepped to, since it started.
   static uint64_t WarmingStepsOnThisThread();
@@ -84,13 +85,13 @@ class SkipListMemTableFactory : public rocksdb::MemTableRepFactory {
   // How many of this thread's inserts went into a descending run of keys warmed in one gap
   // (LPUSH) straight from the nodes before the run, without a search, since it started.
   static uint64_t InsertsBeforeRunsOnThisThread();
-  // The calling thread's last seek into the newest memtable found the place of `user_key`, a
-  // key the thread is about to write (a random pop seeks a point and deletes the member after
-  // it): the thread's next WarmInsertPaths starts that key's search from the seek's path instead
-  // of the head, and climbs only as high as the distance between them needs (docs/benchmarks.md,
-  // change 38); an insert of it that no warming ran for (the only key its batch writes to that
-  // family) starts there itself. Keys should be kept in the order they will be written. A kept
-  // path that no longer fits (another memtable, a key before the seek's target) is not used.
+  // The calling thread's last seek into the newest memtable found the place of `user_key`, a key
+  // the thread is about to write (a random pop seeks a point and deletes the member after it): the
+  // thread's next WarmInsertPaths starts that key's search from the seek's path instead of the
+  // head, and climbs only as high as the distance between them needs; an insert of it that no
+  // warming ran for (the only key its batch writes to that family) starts there itself. Keys should
+  // be kept in the order they will be written. A kept path that no longer fits (another memtable, a
+  // key before the seek's target) is not used.
   void KeepLastSeekFor(const rocksdb::Slice& user_key) const;
   // Brings into the CPU cache the index bucket of `user_key` in the newest memtable, for a point
   // read of it that has RocksDB's own work to do first. Any thread, any time; no lock taken.

@@ -22,11 +22,11 @@ namespace basalt::skiplist {
 using rocksdb::Slice;
 
 // One node in two reaches each next level (RocksDB and LevelDB use one in four). A search then
-// visits about two nodes per level over log2(n) levels instead of four over log4(n): fewer nodes
-// in all, and fewer of them on the lower levels, which are not in the CPU cache when the list
-// holds a million entries. A random-key insert into such a list is ~10% faster and a lookup ~15%
-// (docs/benchmarks.md, change 14), for 5 more bytes of links per entry on average. 24 levels
-// keep the search logarithmic up to ~16M entries.
+// visits about two nodes per level over log2(n) levels instead of four over log4(n): fewer nodes in
+// all, and fewer of them on the lower levels, which are not in the CPU cache when the list holds a
+// million entries. A random-key insert into such a list is ~10% faster and a lookup ~15%
+// (docs/benchmarks.md, "The memtable skip list"), for 5 more bytes of links per entry on average.
+// 24 levels keep the search logarithmic up to ~16M entries.
 constexpr int kMaxHeight = 24;
 
 // The paths one memtable's warming walks found, so that the inserts that follow on the same

@@ -1,13 +1,13 @@
 // Summit: one level of a skip list, copied into a sorted array of words, so that a search can
 // start at that level instead of walking down to it from the head.
 //
-// A search of a list of a million entries takes about forty steps, each a comparison whose
-// outcome the branch predictor cannot guess; about half of them are on the levels above the one
-// a thousand nodes link into (docs/benchmarks.md, change 61). Those levels change little as the
-// list grows: the Summit holds that level's nodes and, for each, eight bytes of its user key
-// just past the prefix all of them share, and answers with a binary search over those words.
-// Nodes whose words tie with the key's (keys of one collection or one naming scheme, when the
-// level holds others too and the shared prefix is short) are told apart by their whole keys.
+// A search of a list of a million entries takes about forty steps, each a comparison whose outcome
+// the branch predictor cannot guess; about half of them are on the levels above the one a thousand
+// nodes link into (docs/benchmarks.md, "The memtable skip list"). Those levels change little as the
+// list grows: the Summit holds that level's nodes and, for each, eight bytes of its user key just
+// past the prefix all of them share, and answers with a binary search over those words. Nodes whose
+// words tie with the key's (keys of one collection or one naming scheme, when the level holds
+// others too and the shared prefix is short) are told apart by their whole keys.
 //
 // A Summit is a snapshot. Nodes inserted after it was made are not in it, and a search that
 // starts from its answer walks past them as it would past any node. Its nodes are never
@@ -59,8 +59,8 @@ class Summit {
     if (below < words_.size() && words_[below] == word) {
       // The key ties with words_[below, end): those before it are found by their keys. Left to
       // the walk from the node before them instead, a search for `key:*` on a level where
-      // `counter:*` shares only the first byte walked over every `key:*` node of the level
-      // (docs/benchmarks.md, change 67).
+      // `counter:*` shares only the first byte would walk over every `key:*` node of the level
+      // (docs/benchmarks.md, "The memtable skip list").
       size_t end = word == UINT64_MAX ? words_.size() : CountBelow(word + 1);
       while (below < end) {
         size_t mid = below + (end - below) / 2;

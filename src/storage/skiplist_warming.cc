@@ -113,8 +113,8 @@ size_t SkipList::WarmInsertPaths(const std::vector<Slice>& keys) const {
         __builtin_prefetch(ahead);
         __builtin_prefetch(LinkOf(ahead, lane.level));
         // The comparison reads up to the key's length into the entry: for a member of a
-        // collection that is often past the entry's first cache line (docs/benchmarks.md,
-        // change 50).
+        // collection that is often past the entry's first cache line, which nothing else
+        // fetches (docs/benchmarks.md, "The memtable skip list").
         __builtin_prefetch(ahead + lane.key->size());
       }
       i++;

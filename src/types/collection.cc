@@ -45,6 +45,18 @@ MemberIterator::MemberIterator(Context& ctx, ColumnFamily cf, int db, std::strin
     : prefix_(SubkeyPrefix(ctx.keyspace()->Physical(db), key, version)) {
   // The prefix ends with the 8-byte version; the next version is the exclusive upper bound.
   upper_ = SubkeyPrefix(ctx.keyspace()->Physical(db), key, version + 1);
+  OpenThroughBatch(ctx, cf);
+}
+
+MemberIterator::MemberIterator(Context& ctx, ColumnFamily cf, int db, std::string_view key,
+                               uint64_t version, std::string_view member_limit)
+    : prefix_(SubkeyPrefix(ctx.keyspace()->Physical(db), key, version)) {
+  upper_ = prefix_;
+  upper_.append(member_limit);
+  OpenThroughBatch(ctx, cf);
+}
+
+void MemberIterator::OpenThroughBatch(Context& ctx, ColumnFamily cf) {
   upper_slice_ = rocksdb::Slice(upper_);
   lower_slice_ = rocksdb::Slice(prefix_);
   options_.iterate_upper_bound = &upper_slice_;

@@ -46,6 +46,10 @@ std::string MemberKey(Context& ctx, int db, std::string_view key, uint64_t versi
 class MemberIterator {
  public:
   MemberIterator(Context& ctx, ColumnFamily cf, int db, std::string_view key, uint64_t version);
+  // The same, ending before the member `member_limit`: a walk over one range of members stops
+  // at the range's end instead of stepping over the deleted entries that lie beyond it.
+  MemberIterator(Context& ctx, ColumnFamily cf, int db, std::string_view key, uint64_t version,
+                 std::string_view member_limit);
   // Over the `subkey` entries as the database holds them, through the batch's held iterator
   // (Batch::HeldIterator): commands that seek one collection again and again in a write group
   // (random pops) make it once per group. It does not see the batch's writes, so callers skip
@@ -86,6 +90,8 @@ class MemberIterator {
  private:
   // Moves on to the first entry from here that is not a popped member (SkipPoppedMembers).
   void StepOverPopped();
+  // Opens it_ over [prefix_, upper_) through the context's batch.
+  void OpenThroughBatch(Context& ctx, ColumnFamily cf);
 
   std::string prefix_;
   std::string upper_;

@@ -1,10 +1,10 @@
 // EmptyStretches: intervals of one collection's member space known to hold no live member.
 //
-// A random pop seeks a random point and takes the first member at or after it, leaving a
-// tombstone where the member was. A point lands in front of a member in proportion to the empty
-// stretch before it, so the members after long stretches go first and the stretches grow: as a
-// large set drained, each pop crawled over hundreds of tombstones (docs/benchmarks.md, change
-// 34). A pop knows that the space it walked over, from its point to the member it took, is
+// A random pop seeks a random point and takes the first member at or after it, leaving a tombstone
+// where the member was. A point lands in front of a member in proportion to the empty stretch
+// before it, so the members after long stretches go first and the stretches grow: as a large set
+// drains, each pop would crawl over hundreds of tombstones (docs/benchmarks.md, "Random pops and
+// samples"). A pop knows that the space it walked over, from its point to the member it took, is
 // empty now; the next point that falls there can start at the stretch's end instead.
 //
 // A stretch is a hint about where to start, never a reason to return a member: a probe still

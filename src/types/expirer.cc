@@ -128,9 +128,11 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
     ctx.expire_deltas_[d.pdb]--;
     if (same_incarnation) {
       ctx.NoteEndedIncarnation(d.pdb, d.key, meta);
+      // No change for WATCH, as Context::DeleteExpired.
       ctx.batch().Delete(ColumnFamily::kMetadata, meta_key);
-      ctx.touched_.Add(d.pdb, d.key);
       ctx.Notify(notify::kExpired, "expired", keyspace_->Logical(d.pdb), d.key);
+      if (ctx.effects_.capturing())
+        ctx.effects_.AddEffect(keyspace_->Logical(d.pdb), {"DEL", d.key});
       if (tracking != nullptr) deleted_keys.push_back(d.key);
       deleted++;
     }
@@ -144,6 +146,39 @@ int64_t ActiveExpirer::ProcessSlice(std::string* resume_from, bool* more) {
   if (!deleted_keys.empty()) tracking->OnKeysChanged(deleted_keys);
   *resume_from = due.back().index_key;
   resume_from->push_back('\0');  // strictly after the last consumed entry
+  return deleted;
+}
+
+int64_t ActiveExpirer::ExpireFound(const TouchedKeys& keys) {
+  std::vector<std::pair<uint8_t, std::string>> found;
+  keys.ForEachDistinct([&](uint8_t pdb, std::string_view key) { found.emplace_back(pdb, key); });
+  if (found.empty()) return 0;
+  std::shared_lock<WriterPreferringMutex> shared(keyspace_->exclusive());
+  if (paused_ || UnixMillis() < paused_until_ms_) return 0;
+  std::vector<size_t> stripes;
+  for (const auto& [pdb, key] : found) stripes.push_back(keyspace_->locks().StripeOf(pdb, key));
+  KeyLockGuard guard(&keyspace_->locks(), std::move(stripes), true);
+  Context ctx(keyspace_);
+  Keyspace::InvalidationListener* tracking = keyspace_->invalidation_listener();
+  if (tracking != nullptr && !tracking->Listening()) tracking = nullptr;
+  std::vector<std::string_view> deleted_keys;
+  for (const auto& [pdb, key] : found) {
+    const int db = keyspace_->Logical(pdb);
+    // Written, deleted or expired by someone else since the command looked: nothing to do.
+    auto state = ctx.Peek(db, key);
+    if (!state.ok() || !state->present || !state->expired) continue;
+    ctx.DeleteExpired(db, key, *state);
+    deleted_keys.push_back(key);
+  }
+  if (deleted_keys.empty()) return 0;
+  Status s = ctx.Commit();
+  if (!s.ok()) {
+    LOG(WARNING) << "lazy expiry: " << s.message();
+    return 0;
+  }
+  if (tracking != nullptr) tracking->OnKeysChanged(deleted_keys);
+  const auto deleted = static_cast<int64_t>(deleted_keys.size());
+  expired_total_ += deleted;
   return deleted;
 }
 

@@ -32,6 +32,11 @@ class ActiveExpirer {
   // CLIENT PAUSE: nothing is deleted before `until_ms` (absolute Unix ms; 0 lifts it).
   void PauseUntil(int64_t until_ms) { paused_until_ms_ = until_ms; }
   int64_t expired_total() const { return expired_total_.load(); }
+  // Lazy expiry: deletes those of `keys` (physical database, key) that are still expired, in
+  // one batch under their key locks, as this expirer deletes (counted in expired_total(),
+  // `expired` notifications, replicated through the WAL). Not while paused (a replica, CLIENT
+  // PAUSE); whatever is left is the active rounds'. The caller holds no keyspace or key lock.
+  int64_t ExpireFound(const TouchedKeys& keys);
 
  private:
   void Loop();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <random>
 
 namespace basalt::hll {
 
@@ -249,6 +250,101 @@ std::string Serialize(const Registers& registers, std::string_view header, bool 
   auto* dense = reinterpret_cast<uint8_t*>(out.data() + kHeaderSize);
   for (size_t i = 0; i < kRegisters; i++) DenseSet(dense, i, registers[i]);
   return out;
+}
+
+std::string DescribeSparse(std::string_view value) {
+  std::string_view body = value.substr(kHeaderSize);
+  const uint8_t* p = Bytes(body);
+  std::string out;
+  for (size_t pos = 0; pos < body.size();) {
+    uint8_t op = p[pos];
+    if (!out.empty()) out += ' ';
+    if ((op & kOpKindMask) == kOpZero) {
+      out += "z:" + std::to_string((op & 0x3f) + 1);
+      pos += 1;
+    } else if ((op & kOpKindMask) == kOpXzero) {
+      // A truncated XZERO reads its missing low byte as zero rather than past the value.
+      size_t low = pos + 1 < body.size() ? p[pos + 1] : 0;
+      out += "Z:" + std::to_string(((static_cast<size_t>(op & 0x3f) << 8) | low) + 1);
+      pos += 2;
+    } else {
+      out += "v:" + std::to_string(((op >> 2) & 0x1f) + 1) + "," + std::to_string((op & 0x03) + 1);
+      pos += 1;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Self test 1: every register of a dense body keeps the value written to it, whatever its
+// neighbours hold.
+std::string CheckDenseRegisters(std::mt19937_64& rng) {
+  constexpr int kCycles = 1000;
+  std::string body(kDenseSize - kHeaderSize, '\0');
+  auto* dense = reinterpret_cast<uint8_t*>(body.data());
+  Registers expected;
+  for (int cycle = 0; cycle < kCycles; cycle++) {
+    for (size_t i = 0; i < kRegisters; i++) {
+      expected[i] = static_cast<uint8_t>(rng() & kRegisterMask);
+      DenseSet(dense, i, expected[i]);
+    }
+    for (size_t i = 0; i < kRegisters; i++) {
+      uint8_t got = DenseGet(dense, i);
+      if (got != expected[i]) {
+        return "TESTFAILED Register " + std::to_string(i) + " should be " +
+               std::to_string(expected[i]) + " but is " + std::to_string(got);
+      }
+    }
+  }
+  return "";
+}
+
+// Self test 2 at one checkpoint: the registers written dense and sparse read back to the same
+// count, the sparse form is used while small, and the count is within bounds of `card`.
+std::string CheckCheckpoint(const Registers& registers, uint64_t card, size_t sparse_max_bytes) {
+  std::string dense = Serialize(registers, "", false, sparse_max_bytes);
+  std::string sparse = Serialize(registers, "", true, sparse_max_bytes);
+  if (card < sparse_max_bytes / 2 && EncodingOf(sparse) != Encoding::kSparse) {
+    return "TESTFAILED sparse encoding not used";
+  }
+  Registers from_dense, from_sparse;
+  if (!ReadRegisters(dense, &from_dense) || !ReadRegisters(sparse, &from_sparse)) {
+    return "TESTFAILED dense/sparse disagree";
+  }
+  uint64_t count = Estimate(from_dense);
+  if (count != Estimate(from_sparse)) return "TESTFAILED dense/sparse disagree";
+  const double relative_error = 1.04 / std::sqrt(static_cast<double>(kRegisters));
+  // Cardinality 10 gets a tighter bound than six standard errors allow, as in Redis.
+  auto max_error = card == 10 ? 1 : static_cast<uint64_t>(std::ceil(relative_error * 6 * card));
+  uint64_t error = count > card ? count - card : card - count;
+  if (error > max_error) {
+    return "TESTFAILED Too big error. card:" + std::to_string(card) +
+           " abserr:" + std::to_string(error);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string SelfTest(size_t sparse_max_bytes) {
+  std::mt19937_64 rng{std::random_device{}()};
+  std::string failure = CheckDenseRegisters(rng);
+  if (!failure.empty()) return failure;
+  Registers registers{};
+  uint64_t seed = rng();
+  uint64_t checkpoint = 1;
+  for (uint64_t j = 1; j <= 10000000; j++) {
+    uint64_t element = j ^ seed;
+    char bytes[8];
+    for (int b = 0; b < 8; b++) bytes[b] = static_cast<char>((element >> (8 * b)) & 0xff);
+    Add(&registers, std::string_view(bytes, sizeof(bytes)));
+    if (j != checkpoint) continue;
+    failure = CheckCheckpoint(registers, checkpoint, sparse_max_bytes);
+    if (!failure.empty()) return failure;
+    checkpoint *= 10;
+  }
+  return "";
 }
 
 }  // namespace basalt::hll

@@ -82,4 +82,16 @@ void SetCachedCardinality(std::string* value, uint64_t card);
 std::string Serialize(const Registers& registers, std::string_view header, bool sparse,
                       size_t sparse_max_bytes);
 
+// The opcodes of a sparse value (which must pass LooksLikeHll and be sparse), as Redis's
+// PFDEBUG DECODE spells them: "z:<run>" (ZERO), "Z:<run>" (XZERO), "v:<value>,<run>" (VAL),
+// separated by single spaces. Decodes without checking that the runs cover the registers.
+std::string DescribeSparse(std::string_view value);
+
+// Redis's PFSELFTEST: sets random values into a dense body and reads them back, then adds
+// 10,000,000 distinct elements to a dense and a sparse HLL and checks at every power of ten
+// that both give the same count, within six standard errors of the truth, and that the sparse
+// form is kept while small (`sparse_max_bytes` as hll-sparse-max-bytes). Returns "" when every
+// check holds, else the first failure as Redis words it ("TESTFAILED ...").
+std::string SelfTest(size_t sparse_max_bytes);
+
 }  // namespace basalt::hll

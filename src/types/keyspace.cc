@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "common/clock.h"
 #include "common/coding.h"
@@ -37,8 +38,10 @@ StatusOr<std::unique_ptr<Keyspace>> Keyspace::Open(Config* config) {
   ks->engine_ = std::move(*engine);
   subkey_filter->Attach(ks->engine_.get());
   Status s = ks->LoadState();
+  if (s.ok()) s = ks->DropInterruptedImport();
   if (!s.ok()) return s;
   ks->member_filters_.SetBudget(config->GetInt("member-filter-size"));
+  ks->access_ = std::make_unique<KeyAccessTable>(config, UnixMillis());
   Keyspace* raw = ks.get();
   // Config validates the letters (its check on the key); a hook only passes the flags on.
   ks->events_.Configure(static_cast<uint32_t>(config->notify_keyspace_events()));
@@ -172,6 +175,39 @@ Status Keyspace::EmptyDatabases(int first, int end) {
   return Status::OK();
 }
 
+Status Keyspace::MarkImportStarted(std::string_view source) {
+  rocksdb::WriteBatch batch;
+  batch.Put(engine_->cf(ColumnFamily::kCounters), kImportMarkerKey, source);
+  rocksdb::Status s = engine_->WriteDurably(&batch);
+  return s.ok() ? Status::OK() : Status::IOError("marking the import: " + s.ToString());
+}
+
+Status Keyspace::MarkImportFinished() {
+  rocksdb::WriteBatch batch;
+  batch.Delete(engine_->cf(ColumnFamily::kCounters), kImportMarkerKey);
+  rocksdb::Status s = engine_->WriteDurably(&batch);
+  return s.ok() ? Status::OK() : Status::IOError("unmarking the import: " + s.ToString());
+}
+
+std::string Keyspace::ImportStagingDir() const {
+  return engine_->db()->GetName() + "/import-staging";
+}
+
+Status Keyspace::DropInterruptedImport() {
+  std::string source;
+  rocksdb::Status s = engine_->Get(ColumnFamily::kCounters, kImportMarkerKey, &source);
+  if (s.IsNotFound()) return Status::OK();
+  if (!s.ok()) return Status::IOError("reading the import marker: " + s.ToString());
+  LOG(WARNING) << "the RDB import of " << source
+               << " did not finish before the server stopped: emptying the keyspace, which "
+                  "held nothing before the import began";
+  Status flushed = FlushAll();
+  if (!flushed.ok()) return flushed;
+  std::error_code ignored;  // leftover staging files only waste space
+  std::filesystem::remove_all(ImportStagingDir(), ignored);
+  return MarkImportFinished();
+}
+
 Status Keyspace::FlushAll() {
   // One batch for every database: a replica applies it (and tells its tracking clients) once.
   Status s = EmptyDatabases(0, databases_);
@@ -199,6 +235,8 @@ Status Keyspace::SwapDatabases(int a, int b) {
   db_map_[b] = pa;
   for (const std::string& key : changed_a) watches_.Touch(pa, key);
   for (const std::string& key : changed_b) watches_.Touch(pb, key);
+  if (touch_listener_ != nullptr && touch_listener_->Listening())
+    touch_listener_->OnDatabasesSwapped(pa, pb);
   return Status::OK();
 }
 
@@ -273,9 +311,25 @@ void Keyspace::NotifyDatabaseChanged(uint8_t physical_db) {
 // Context
 
 Context::Context(Keyspace* keyspace)
-    : keyspace_(keyspace), batch_(keyspace->engine()), now_ms_(UnixMillis()) {}
+    : keyspace_(keyspace), batch_(keyspace->engine()), now_ms_(UnixMillis()) {
+  Keyspace::EffectsListener* listener = keyspace->effects_listener_;
+  effects_.set_capturing(listener != nullptr && listener->Capturing());
+}
 
 StatusOr<KeyState> Context::Lookup(int db, std::string_view key) {
+  auto state = Peek(db, key);
+  if (touches_keys_ && state.ok() && state->live())
+    keyspace_->access_->Touched(keyspace_->Physical(db), key, now_ms_);
+  return state;
+}
+
+StatusOr<KeyState> Context::Peek(int db, std::string_view key) {
+  auto state = Inspect(db, key);
+  if (state.ok() && state->expired) NoteExpired(keyspace_->Physical(db), key);
+  return state;
+}
+
+StatusOr<KeyState> Context::Inspect(int db, std::string_view key) {
   KeyState state;
   uint8_t pdb = keyspace_->Physical(db);
   if (last_write_.epoch == batch_.metadata_epoch() && last_write_.pdb == pdb &&
@@ -418,6 +472,7 @@ void Context::Write(int db, std::string_view key, const Metadata& meta, const Ke
   // moved, LSET, a string set to the value and expiry it has) puts no entry: one insert into
   // `metadata` (and its expiry's two into `expire`) fewer. The key still counts as modified for
   // WATCH and blocked clients, as Redis's signalModifiedKey does for every write command.
+  changes_++;
   if (old.live() && meta == old.meta) {
     touched_.Add(pdb, key);
     RememberWrite(pdb, key, meta);
@@ -425,8 +480,12 @@ void Context::Write(int db, std::string_view key, const Metadata& meta, const Ke
   }
   if (!old.live()) {
     // As Redis's write lookup deletes an expired key before the command creates it anew.
-    if (old.present) Notify(notify::kExpired, "expired", db, key);
+    if (old.present) {
+      Notify(notify::kExpired, "expired", db, key);
+      if (effects_.capturing()) effects_.AddEffect(db, {"DEL", std::string(key)});
+    }
     Notify(notify::kNew, "new", db, key);
+    keyspace_->access_->Created(pdb, key, now_ms_);
   }
   if (old.present) {
     Retire(pdb, key, old.meta);
@@ -475,12 +534,25 @@ void Context::WriteCollection(int db, std::string_view key, const Metadata& meta
 
 void Context::Delete(int db, std::string_view key, const KeyState& old) {
   if (!old.present) return;
-  if (old.expired) Notify(notify::kExpired, "expired", db, key);
+  if (!old.expired) changes_++;
+  RemoveEntry(db, key, old);
+  touched_.Add(keyspace_->Physical(db), key);
+}
+
+void Context::DeleteExpired(int db, std::string_view key, const KeyState& old) {
+  if (old.present) RemoveEntry(db, key, old);
+}
+
+void Context::RemoveEntry(int db, std::string_view key, const KeyState& old) {
+  if (old.expired) {
+    Notify(notify::kExpired, "expired", db, key);
+    // Redis's replicas keep expired keys until their master deletes them.
+    if (effects_.capturing()) effects_.AddEffect(db, {"DEL", std::string(key)});
+  }
   uint8_t pdb = keyspace_->Physical(db);
   Retire(pdb, key, old.meta);
   NoteEndedIncarnation(pdb, key, old.meta);
   batch_.Delete(ColumnFamily::kMetadata, EncodeMetadataKey(pdb, key));
-  touched_.Add(pdb, key);
 }
 
 void Context::Discard() {
@@ -490,7 +562,22 @@ void Context::Discard() {
   touched_.clear();
   changes_taken_ = 0;
   lazily_expired_.clear();
+  found_expired_.clear();
   after_commit_.clear();  // a discarded PUBLISH is not delivered either
+  effects_.Clear();
+  changes_committed_ = changes_;
+}
+
+void Context::PublishEffects() {
+  if (changes_ != changes_committed_) {
+    keyspace_->changes_since_save_.fetch_add(static_cast<int64_t>(changes_ - changes_committed_),
+                                             std::memory_order_relaxed);
+    changes_committed_ = changes_;
+  }
+  Keyspace::EffectsListener* listener = keyspace_->effects_listener_;
+  if (effects_.has_closed_units() && listener != nullptr) {
+    listener->OnEffects(effects_.TakeClosedUnits());
+  }
 }
 
 Status Context::Commit() {
@@ -499,7 +586,13 @@ Status Context::Commit() {
   if (batch_.empty() && touched_.empty() && after_commit_.empty() && key_deltas_ == kNoDeltas &&
       expire_deltas_ == kNoDeltas) {
     rocksdb::Status s = batch_.Commit();  // forgets what the reads left (read-ahead, pop runs)
-    return s.ok() ? Status::OK() : Status::IOError(s.ToString());
+    if (!s.ok()) {
+      effects_.Clear();
+      return Status::IOError(s.ToString());
+    }
+    // A self-committing command (FLUSHALL) or PUBLISH leaves effects without a batch.
+    PublishEffects();
+    return Status::OK();
   }
   for (int i = 0; i < kMaxDatabases; i++) {
     uint8_t pdb = static_cast<uint8_t>(i);
@@ -517,6 +610,7 @@ Status Context::Commit() {
     touched_.clear();
     changes_taken_ = 0;
     after_commit_.clear();
+    effects_.Clear();
     return Status::RedisError("ERR write failed: " + s.ToString());
   }
   wrote_ = wrote_ || writes;
@@ -533,6 +627,7 @@ Status Context::Commit() {
   touched_.clear();
   changes_taken_ = 0;
   lazily_expired_.clear();
+  PublishEffects();
   std::vector<std::function<void()>> after;
   after.swap(after_commit_);
   for (auto& fn : after) fn();

@@ -27,10 +27,12 @@
 #include "config/config.h"
 #include "storage/batch.h"
 #include "storage/engine.h"
+#include "types/key_access.h"
 #include "types/keyspace_events.h"
 #include "types/lock_table.h"
 #include "types/member_filter.h"
 #include "types/metadata.h"
+#include "types/replication_effects.h"
 #include "types/touched_keys.h"
 #include "types/watch_registry.h"
 
@@ -64,6 +66,8 @@ class Keyspace {
   // The logical database that physical database `pdb` currently serves.
   int Logical(uint8_t pdb) const;
   MemberFilters& member_filters() { return member_filters_; }
+  // Keys' access times and LFU counters (OBJECT IDLETIME / FREQ).
+  KeyAccessTable& access() { return *access_; }
   // Held shared by every command and exclusively by EXEC, FLUSHDB/FLUSHALL and SWAPDB.
   WriterPreferringMutex& exclusive() { return exclusive_; }
 
@@ -77,6 +81,8 @@ class Keyspace {
     // watches (most commits).
     virtual bool Listening() const = 0;
     virtual void OnKeyTouched(uint8_t physical_db, std::string_view key) = 0;
+    // SWAPDB exchanged what two logical databases show: every key of both may have changed.
+    virtual void OnDatabasesSwapped(uint8_t physical_a, uint8_t physical_b) = 0;
   };
   void SetTouchListener(TouchListener* listener) { touch_listener_ = listener; }
 
@@ -98,10 +104,37 @@ class Keyspace {
   }
   InvalidationListener* invalidation_listener() const { return invalidation_listener_; }
 
+  // Redis replicas (commands/replica_stream.h): a commit hands them the effects its Context
+  // gathered (types/replication_effects.h), while the writers' locks are still held.
+  class EffectsListener {
+   public:
+    virtual ~EffectsListener() = default;
+    // Whether a Context made now gathers effects: one relaxed load. It changes only while the
+    // keyspace lock is held exclusively, so no Context under the lock sees it change.
+    virtual bool Capturing() const = 0;
+    virtual void OnEffects(std::vector<ReplicationEffects::Unit> units) = 0;
+  };
+  void SetEffectsListener(EffectsListener* listener) { effects_listener_ = listener; }
+
+  // Keys changed since the last save (INFO's rdb_changes_since_last_save): commits add to it,
+  // a save takes off what its file holds.
+  int64_t changes_since_save() const { return changes_since_save_.load(std::memory_order_relaxed); }
+  void SubtractSavedChanges(int64_t saved) {
+    changes_since_save_.fetch_sub(saved, std::memory_order_relaxed);
+  }
+
   // Whole-database operations; the caller holds exclusive().
   Status FlushDatabase(int db);
   Status FlushAll();
   Status SwapDatabases(int a, int b);
+  // An RDB import into the empty keyspace (types/rdb_loader.h) is all or nothing across a
+  // crash: the import is marked, durably, before its first key and unmarked after its last. A
+  // keyspace that opens marked held nothing before the import began, so Open() empties it
+  // (and removes the import's staging files) and logs which file was interrupted.
+  Status MarkImportStarted(std::string_view source);
+  Status MarkImportFinished();
+  // Where a bulk import stages its SST files (storage/sst_ingest.h).
+  std::string ImportStagingDir() const;
   // Starts the flush that drops what FLUSHDB's range deletions cover from the memtables, in
   // the background (Engine::StartFlush), for each family whose memtable holds many entries.
   // FlushDatabase and FlushAll call it; so does a replica that applied its master's.
@@ -140,6 +173,8 @@ class Keyspace {
   friend class ActiveExpirer;
   Keyspace() = default;
   Status LoadState();
+  // Open()'s half of MarkImportStarted: empties a keyspace an import left marked.
+  Status DropInterruptedImport();
   // The batch that empties logical databases [first, end), committed; FlushDatabase and
   // FlushAll then start one flush.
   Status EmptyDatabases(int first, int end);
@@ -159,8 +194,11 @@ class Keyspace {
   LockTable locks_;
   WatchRegistry watches_;
   MemberFilters member_filters_{0};
+  std::unique_ptr<KeyAccessTable> access_;
   TouchListener* touch_listener_ = nullptr;
   InvalidationListener* invalidation_listener_ = nullptr;
+  EffectsListener* effects_listener_ = nullptr;
+  std::atomic<int64_t> changes_since_save_{0};
   KeyspaceEvents events_;
   WriterPreferringMutex exclusive_;
 };
@@ -182,8 +220,17 @@ class Context {
   // Time is frozen for the duration of a command or a transaction, as in Redis.
   int64_t now_ms() const { return now_ms_; }
 
-  // Reads the key's metadata through the pending batch; lazy expiry is applied here.
+  // Reads the key's metadata through the pending batch; lazy expiry is applied here. With
+  // set_touches_keys(true), finding the key live is an access (KeyAccessTable::Touched).
   StatusOr<KeyState> Lookup(int db, std::string_view key);
+  // Lookup() that is never an access, as Redis's LOOKUP_NOTOUCH: OBJECT, EXISTS, TYPE, TTL.
+  StatusOr<KeyState> Peek(int db, std::string_view key);
+  // Peek() that leaves an expired key to others (no NoteExpired), as Redis's keyIsExpired:
+  // WATCH and EXEC's check of watched keys.
+  StatusOr<KeyState> Inspect(int db, std::string_view key);
+  // Whether Lookup() counts as an access: the dispatcher sets it for each client command
+  // (off under CLIENT NO-TOUCH, but for TOUCH); other Contexts never touch keys.
+  void set_touches_keys(bool touches) { touches_keys_ = touches; }
   // Starts loading what Lookup() of each of these keys will read from the metadata cache, so
   // that a command naming several keys waits for their cache misses together, not in turn
   // (the first MetadataCache::kMaxPrefetch keys).
@@ -197,6 +244,10 @@ class Context {
   // Removes the key's live or expired entry (an expired one is the `expired` notification).
   // No-op if `old` is not present.
   void Delete(int db, std::string_view key, const KeyState& old);
+  // Delete() of an expired key by expiry: no change for WATCH, as Redis does not fail a
+  // transaction whose key had expired when watched and is deleted since (a key watched live
+  // and gone since fails EXEC through its own check, commands/transaction_commands.cc).
+  void DeleteExpired(int db, std::string_view key, const KeyState& old);
   // Write() for a collection, or Delete() once it has no members left, as Redis removes an
   // emptied collection. The members of a deleted incarnation go with compaction.
   void WriteCollection(int db, std::string_view key, const Metadata& meta, const KeyState& old);
@@ -231,8 +282,28 @@ class Context {
     lazily_expired_.ForEachFrom(0, fn);
     lazily_expired_.clear();
   }
+  // Whether pred(pdb, key) holds for one of the key changes this Context recorded since its
+  // last commit, from the `first`-th on.
+  template <typename Pred>
+  bool AnyTouchedFrom(size_t first, Pred pred) const {
+    return touched_.AnyFrom(first, pred);
+  }
   // Whether a Commit() of this Context wrote anything.
   bool wrote() const { return wrote_; }
+  // Key changes (writes and deletions of live keys) so far, commits included: a command changed
+  // a key when this grew while it ran.
+  uint64_t changes() const { return changes_; }
+  // What Redis replicas are sent of this unit of work (types/replication_effects.h).
+  ReplicationEffects& effects() { return effects_; }
+  // Keys its lookups found expired (and KEYS/SCAN passed over), at most kMaxFoundExpired: the
+  // dispatcher has them deleted after the command (ActiveExpirer::ExpireFound), as Redis's
+  // lazy expiry deletes a key it finds expired.
+  static constexpr size_t kMaxFoundExpired = 1024;
+  void NoteExpired(uint8_t pdb, std::string_view key) {
+    if (found_expired_.size() < kMaxFoundExpired) found_expired_.Add(pdb, key);
+  }
+  bool found_expired() const { return !found_expired_.empty(); }
+  TouchedKeys TakeFoundExpired() { return std::exchange(found_expired_, TouchedKeys()); }
   // Limits this unit of work's reads to memory (Batch::set_memory_only): a read that needs the
   // disk fails, and missed_memory() turns true. The caller then discards the Context, whose
   // reads, writes and replies rested on incomplete data, and runs the command again elsewhere.
@@ -245,6 +316,11 @@ class Context {
   void Retire(uint8_t pdb, std::string_view key, const Metadata& old);
   void Register(uint8_t pdb, std::string_view key, const Metadata& meta);
   void RetireOrphanedExpiry(uint8_t pdb, std::string_view key, int64_t expire_ms);
+  // Removes the key's entry, live or expired; an expired one is the `expired` notification and,
+  // for Redis replicas, a DEL.
+  void RemoveEntry(int db, std::string_view key, const KeyState& old);
+  // Hands the closed effect units to the listener after a successful commit.
+  void PublishEffects();
   // A write or deletion ended the incarnation `old` of a collection: with many members, their
   // range goes to the engine's reclaimer (storage/reclaimer.h), since no write over those keys
   // will ever bring a compaction to their files. Smaller ones wait for ordinary compactions.
@@ -268,8 +344,13 @@ class Context {
   // invalidates it; here the active expirer deletes it later).
   size_t changes_taken_ = 0;
   TouchedKeys lazily_expired_;
+  TouchedKeys found_expired_;
   std::vector<std::function<void()>> after_commit_;
+  ReplicationEffects effects_;
+  uint64_t changes_ = 0;
+  uint64_t changes_committed_ = 0;  // changes_ at the last commit
   bool wrote_ = false;
+  bool touches_keys_ = false;
   // The collection this Context last wrote, as written: each command of a write group on one
   // hot key looks that key up again, and finds it here instead of hashing, copying and decoding
   // the batch's value. It is that value for as long as the batch's metadata epoch is `epoch`,

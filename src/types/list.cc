@@ -84,7 +84,7 @@ void PushRaw(Context& ctx, int db, std::string_view key, Metadata& meta, ListEnd
 
 // Elements written since the last flush of `subkey` are in its newest memtable, each one step
 // from the last: read there, a range of them costs a few dozen instructions an element instead
-// of a RocksDB iterator's ~850 (docs/benchmarks.md, change 29). Calls visit(index, value) for
+// of a RocksDB iterator's ~850 (docs/benchmarks.md, "Lists"). Calls visit(index, value) for
 // the `count` elements from key `lower` (absolute index `first_index`), in ascending order or,
 // if `descending`, from the last one down, while it returns true, when every one is there as
 // its key's newest entry and a value; returns false, having visited nothing, when any is not
@@ -97,7 +97,8 @@ bool VisitNewestMemtable(Context& ctx, const std::string& lower, uint64_t first_
                          uint64_t count, bool descending, Visit&& visit) {
   const SkipListMemTableFactory* memtables =
       ctx.keyspace()->engine()->memtables(ColumnFamily::kSubkey);
-  if (memtables == nullptr) return false;
+  // A read of a snapshot (an RDB save) must not see what was written after it.
+  if (memtables == nullptr || ctx.batch().snapshot() != nullptr) return false;
   SkipListMemTableFactory::NewestReader reader = memtables->ReadNewest();
   std::vector<std::string_view> values;
   values.reserve(count);
@@ -124,8 +125,8 @@ bool VisitNewestMemtable(Context& ctx, const std::string& lower, uint64_t first_
 // follows another write to the same list in one write group (a pipeline of pops, or many clients
 // popping one queue) reads for the pops after it: the next elements at its end, when they are
 // all in the newest memtable, else, at the left end, through one iterator the batch keeps, a
-// step from the element before (change 79), else the next elements in one pass (change 19). The
-// group holds the list's lock until it commits, so what was read stays current.
+// step from the element before, else the next elements in one pass (docs/benchmarks.md,
+// "Lists"). The group holds the list's lock until it commits, so what was read stays current.
 Status ReadPopped(Context& ctx, int db, std::string_view key, const Metadata& meta, ListEnd end,
                   const std::string& element, std::string* value) {
   Batch& batch = ctx.batch();

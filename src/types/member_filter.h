@@ -5,7 +5,7 @@
 //
 // That existence read is a point lookup through the memtable and, per candidate SST file,
 // RocksDB's bloom filter and index: over a third of a pipelined HSET's CPU into a large
-// hash (docs/benchmarks.md, change 73).
+// hash (docs/benchmarks.md, "Member filters").
 //
 // The contract: a filter answers "absent" only for a member never written into its incarnation.
 // It is born empty with the incarnation (when a writer gives a collection a new version, which no

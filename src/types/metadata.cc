@@ -67,7 +67,8 @@ ZsetEnd& ZsetEnds::mutable_end(bool top) {
 void Metadata::EncodeTo(std::string* out_string) const {
   std::string& out = *out_string;
   bool segmented_string = type == RedisType::kString && segmented;
-  // The fixed fields go into one buffer and then into `out` with one append (change 95).
+  // The fixed fields go into one buffer and then into `out` with one append: one growth check
+  // instead of one per field.
   char fixed[1 + 5 * 8];
   size_t n = 0;
   fixed[n++] = static_cast<char>((static_cast<uint8_t>(type) & 0x0f) |

@@ -167,6 +167,8 @@ std::string KeysCounterKey(uint8_t db);
 std::string ExpiresCounterKey(uint8_t db);
 std::string EpochKey(uint8_t db);
 constexpr std::string_view kDbMapKey = "dbmap";
+// Present while an RDB import runs (Keyspace::MarkImportStarted); its value names the file.
+constexpr std::string_view kImportMarkerKey = "importing";
 
 // A new collection version: microseconds since the epoch with a counter in the low bits, so
 // versions only grow, also across restarts.

@@ -46,7 +46,7 @@ void AppendDouble(std::string* out, double d) {
 bool ReadCount(rdb::Reader& r, uint64_t min_bytes, uint64_t* count) {
   bool encoded;
   if (!r.ReadLength(count, &encoded) || encoded) return false;
-  return *count > 0 && *count <= r.remaining() / min_bytes;
+  return *count > 0 && r.Fits(*count, min_bytes);
 }
 
 bool ParseScore(std::string_view text, double* score) {
@@ -216,6 +216,11 @@ bool ParseObject(rdb::Reader& r, uint8_t type, RdbValue* out) {
     case kTypeZsetListpack:
       out->type = RedisType::kZset;
       return ReadZset(r, type, out) && !out->scored.empty();
+    case kRdbTypeStreamListpacks:
+    case kRdbTypeStreamListpacks2:
+    case kRdbTypeStreamListpacks3:
+      out->type = RedisType::kStream;
+      return ReadRdbStream(r, type, &out->stream);
     default:
       return false;
   }
@@ -272,6 +277,9 @@ StatusOr<std::string> DumpKey(Context& ctx, int db, std::string_view key, const 
       }
       break;
     }
+    case RedisType::kStream:
+      s = AppendRdbStream(ctx, db, key, meta, &out);
+      break;
     default:
       return Status::RedisError("ERR DUMP of this key type is not supported");
   }
@@ -287,6 +295,10 @@ bool ParseRdbObject(std::string_view body, RdbValue* out) {
   return ParseObject(r, type, out) && r.remaining() == 0;
 }
 
+bool ParseRdbObject(rdb::Reader& r, uint8_t type, RdbValue* out) {
+  return ParseObject(r, type, out);
+}
+
 Status WriteRdbValue(Context& ctx, int db, std::string_view key, const RdbValue& value,
                      int64_t expire_ms, const KeyState& old) {
   if (value.type == RedisType::kString) {
@@ -294,10 +306,15 @@ Status WriteRdbValue(Context& ctx, int db, std::string_view key, const RdbValue&
     return Status::OK();
   }
   // The key goes first, so every writer below starts a new incarnation.
-  ctx.Delete(db, key, old);
-  auto gone = ctx.Lookup(db, key);
-  if (!gone.ok()) return gone.status();
-  const KeyState& fresh = *gone;
+  KeyState fresh = old;
+  if (old.present) {
+    ctx.Delete(db, key, old);
+    auto gone = ctx.Lookup(db, key);
+    if (!gone.ok()) return gone.status();
+    fresh = *gone;
+  }
+  if (value.type == RedisType::kStream)
+    return WriteRdbStream(ctx, db, key, value.stream, expire_ms, fresh);
   switch (value.type) {
     case RedisType::kList: {
       std::vector<std::string_view> items(value.items.begin(), value.items.end());

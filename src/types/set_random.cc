@@ -28,8 +28,8 @@ constexpr uint64_t kSampleFromFullRead = 512;
 // members or fewer: a probe (a seek) costs about as much as reading that many in a row.
 constexpr uint64_t kMembersPerProbe = 8;
 // Sets up to this size are popped from a full read. Lower: every pop reads the whole set and
-// the tombstones the pops before it left (a third of an unpipelined drain of 95k members was
-// its last 512 pops, change 34), where a probe takes one seek.
+// the tombstones the pops before it left (with 512 here, the last 512 pops would be a quarter of
+// an unpipelined drain of 95k members), where a probe takes one seek.
 constexpr uint64_t kPopFromFullRead = 64;
 // SPOP moves the rest of a tombstone-ridden set to a fresh incarnation up to this size (or
 // more, when the pop stepped over even more tombstones than that).
@@ -43,8 +43,8 @@ constexpr int kMaxDraws = 64;
 constexpr int kPopStretchDraws = 4;
 // Single pops of one large set, many in a row, come from a pool of members picked ahead
 // (PopFromPool): each probe that fills it takes kPoolRun members in a row, so a seek through
-// every sorted run serves that many pops instead of one (with runs of 16, refilling took 35% of
-// a pipelined drain's instructions, its seeks 13%; change 92). The pool holds
+// every sorted run serves that many pops instead of one (with runs of 16, refilling takes 35% of
+// a pipelined drain's instructions, its seeks 13%). The pool holds
 // kPoolTarget members, drawn from it at random, so that the members of one run leave it far
 // apart in time (about kPoolRun / kPoolTarget of pairs of pops in a row come from one run). A set
 // gets one after kPoolAfterPops single pops in a row, if it has at least kPoolMinSize members, of
@@ -116,7 +116,7 @@ std::string RandomPoint(std::string_view lo, std::string_view hi) {
 // collection only shrinks. Random points only need bounds that are about right, so probes reuse
 // the first and last members rather than measure them again: each measurement steps over the
 // tombstones pops left at the ends, backwards at the top, where every step back in a memtable is
-// a search (measuring every 64 pops was a fifth of a draining pop's instructions, change 34).
+// a search (measuring every 64 pops would be a fifth of a draining pop's instructions).
 // Once the collection grew, both are learned again. A member added while another was removed
 // (no growth) outside the measured range is still reached through the wrap-around.
 // The members a pool of pops holds (PopFromPool) may lie inside the stretches.
@@ -176,9 +176,9 @@ StatusOr<bool> MemberRange(ProbeHints& hints, MemberIterator& it, std::string* l
 // space before it. Where that space is a known stretch, a walk past the last member, or a
 // member this call already took, the walk asks for another point instead (within limits):
 // starting from the stretch's end, wrapping around or stepping on to the next member instead
-// made the members right after a gap, and then their neighbours, come out one after another
-// (SPOP of "1" ... "2000" and "zzzzzz" gave 1, 10, 100, 1000, 1001, 1002; SRANDMEMBER 10
-// gave ten neighbours).
+// makes the members right after a gap, and then their neighbours, come out one after another
+// (SPOP of "1" ... "2000" and "zzzzzz" would give 1, 10, 100, 1000, 1001, 1002; SRANDMEMBER 10
+// ten neighbours).
 class ProbeWalk {
  public:
   enum class Landing { kFound, kDrawAgain, kNone };
@@ -529,8 +529,8 @@ StatusOr<std::vector<Member>> PopRandomMembers(Context& ctx, int db, std::string
   uint64_t tombstones = 0;
   PoolPop pool_pop;
   // A set drained through its pool pops from it to the last member: a full read of its last
-  // kPopFromFullRead members stepped over the tombstones of every pop before them (181k at the
-  // end of a drain of 181k members, a tenth of the drain's instructions; change 91). A small set
+  // kPopFromFullRead members would step over the tombstones of every pop before them (181k at
+  // the end of a drain of 181k members, a tenth of the drain's instructions). A small set
   // does not take the slot of another set's pool.
   if (count == 1) {
     Status s = PopFromPool(ctx, db, key, meta, /*claim=*/probe, &pool_pop);
@@ -568,7 +568,7 @@ StatusOr<std::vector<Member>> PopRandomMembers(Context& ctx, int db, std::string
   // remaining members costs one write each, paid for by the crawls it spares later pops. Not
   // for a pop from a pool, which serves the rest of the drain without crawling: the move reads
   // every tombstone of the drain first (628k at 3,962 members left of a drained 632k, one pop of
-  // a few hundred milliseconds; change 91), and the fresh incarnation starts without a pool.
+  // a few hundred milliseconds), and the fresh incarnation starts without a pool.
   const bool reincarnate = !from_pool && tombstones >= 64 && remaining > 0 &&
                            remaining <= std::max<uint64_t>(kReincarnateMax, tombstones);
   if (reincarnate && probe) {

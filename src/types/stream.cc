@@ -156,6 +156,16 @@ std::string EncodeStreamFields(const std::vector<std::string>& argv, size_t firs
   return out;
 }
 
+std::string EncodeStreamFields(const StreamFields& fields) {
+  std::string out;
+  PutFixed32(&out, static_cast<uint32_t>(fields.size()));
+  for (const auto& [field, value] : fields) {
+    PutLengthPrefixed(&out, field);
+    PutLengthPrefixed(&out, value);
+  }
+  return out;
+}
+
 bool DecodeStreamFields(std::string_view stored, StreamFields* out) {
   uint32_t n;
   if (!GetFixed32(&stored, &n) || n > stored.size() / 8) return false;
@@ -183,7 +193,11 @@ Status StreamStore::Get(std::string_view member, std::string* value) {
 Status StreamStore::Walk(
     std::string_view from, std::string_view to,
     const std::function<bool(std::string_view member, std::string_view value)>& visit) {
-  MemberIterator it(ctx_, ColumnFamily::kSubkey, db_, key_, version_);
+  // Bounded just past `to`: the range's end may be followed by many deleted entries (the acked
+  // pending entries of a consumer), which an open walk would step over to find nothing.
+  std::string limit(to);
+  limit.push_back('\0');
+  MemberIterator it(ctx_, ColumnFamily::kSubkey, db_, key_, version_, limit);
   for (it.Seek(from); it.Valid() && it.member() <= to; it.Next()) {
     if (!visit(it.member(), it.value())) break;
   }
@@ -193,7 +207,13 @@ Status StreamStore::Walk(
 Status StreamStore::WalkPrefix(
     std::string_view prefix,
     const std::function<bool(std::string_view member, std::string_view value)>& visit) {
-  MemberIterator it(ctx_, ColumnFamily::kSubkey, db_, key_, version_);
+  // Bounded at the prefix's end, for the same reason as Walk: the first member after every one
+  // that starts with `prefix`. A prefix starts with a tag byte below 0xff, so some byte of it
+  // can be raised.
+  std::string limit(prefix);
+  while (!limit.empty() && static_cast<uint8_t>(limit.back()) == 0xff) limit.pop_back();
+  if (!limit.empty()) limit.back() = static_cast<char>(static_cast<uint8_t>(limit.back()) + 1);
+  MemberIterator it(ctx_, ColumnFamily::kSubkey, db_, key_, version_, limit);
   for (it.Seek(prefix); it.Valid() && it.member().starts_with(prefix); it.Next()) {
     if (!visit(it.member(), it.value())) break;
   }
@@ -493,6 +513,15 @@ void StreamStore::DeletePending(std::string_view group, const PendingEntry& p) {
   ctx_.batch().Delete(ColumnFamily::kSubkey, Key(owned));
 }
 
+void StreamStore::WritePendingRecord(std::string_view group, const PendingEntry& p, bool group_list,
+                                     bool put) {
+  std::string member =
+      group_list ? GroupScoped(kPendingTag, group) : ConsumerPendingPrefix(group, p.consumer);
+  PutId(&member, p.id);
+  if (!put) return ctx_.batch().Delete(ColumnFamily::kSubkey, Key(member));
+  ctx_.batch().Put(ColumnFamily::kSubkey, Key(member), group_list ? EncodePending(p) : "");
+}
+
 StatusOr<StreamGroupEditor::Loaded*> StreamGroupEditor::Load(std::string_view name) {
   for (auto& [loaded_name, loaded] : consumers_) {
     if (loaded_name == name) return &loaded;
@@ -572,7 +601,28 @@ Status StreamGroupEditor::RemovePending(const PendingEntry& p) {
   return Status::OK();
 }
 
+Status StreamGroupEditor::AddPendingLater(const PendingEntry& p) {
+  auto owner = Load(p.consumer);
+  if (!owner.ok()) return owner.status();
+  group_.pending++;
+  (*owner)->consumer.pending++;
+  (*owner)->dirty = true;
+  later_.push_back(LaterPending{p, true});
+  return Status::OK();
+}
+
+Status StreamGroupEditor::RemovePendingLater(const PendingEntry& p) {
+  auto owner = Load(p.consumer);
+  if (!owner.ok()) return owner.status();
+  if ((*owner)->consumer.pending > 0) (*owner)->consumer.pending--;
+  (*owner)->dirty = true;
+  if (group_.pending > 0) group_.pending--;
+  later_.push_back(LaterPending{p, false});
+  return Status::OK();
+}
+
 void StreamGroupEditor::Flush() {
+  // Consumer ('C') and group ('G') records sort before the pending lists ('P', then 'Q').
   for (auto& [name, loaded] : consumers_) {
     if (!loaded.dirty) continue;
     if (loaded.exists) {
@@ -583,6 +633,19 @@ void StreamGroupEditor::Flush() {
     loaded.dirty = false;
   }
   store_.PutGroup(name_, group_);
+  if (later_.empty()) return;
+  std::stable_sort(later_.begin(), later_.end(), [](const LaterPending& a, const LaterPending& b) {
+    return a.entry.id < b.entry.id;
+  });
+  for (const LaterPending& l : later_) store_.WritePendingRecord(name_, l.entry, true, l.put);
+  // A consumer's list sorts by the name's length before the name (ConsumerPendingPrefix).
+  std::stable_sort(later_.begin(), later_.end(), [](const LaterPending& a, const LaterPending& b) {
+    const std::string& x = a.entry.consumer;
+    const std::string& y = b.entry.consumer;
+    return x.size() != y.size() ? x.size() < y.size() : x < y;
+  });
+  for (const LaterPending& l : later_) store_.WritePendingRecord(name_, l.entry, false, l.put);
+  later_.clear();
 }
 
 int64_t StreamEstimateDistance(const Metadata& meta, StreamId id) {

@@ -50,6 +50,7 @@ struct StreamEntry {
 
 // An entry's stored value, from field/value arguments.
 std::string EncodeStreamFields(const std::vector<std::string>& argv, size_t first);
+std::string EncodeStreamFields(const StreamFields& fields);
 bool DecodeStreamFields(std::string_view stored, StreamFields* out);
 
 struct StreamGroup {
@@ -126,6 +127,9 @@ class StreamStore {
   // Writes the group's entry and the owner's entry (moving it from `previous_owner` if given).
   void PutPending(std::string_view group, const PendingEntry& p, const std::string* previous_owner);
   void DeletePending(std::string_view group, const PendingEntry& p);
+  // One of the two records PutPending and DeletePending write: the group's list entry
+  // (`group_list`) or the consumer's, written when `put` and deleted otherwise.
+  void WritePendingRecord(std::string_view group, const PendingEntry& p, bool group_list, bool put);
 
  private:
   std::string Key(std::string_view member) const;
@@ -163,6 +167,13 @@ class StreamGroupEditor {
   // Writes `p` as pending for its consumer; `previous` is the entry it replaces, if any.
   Status SetPending(const PendingEntry& p, const PendingEntry* previous);
   Status RemovePending(const PendingEntry& p);
+  // SetPending for an entry not pending in the group, and RemovePending, whose records Flush()
+  // writes after the group's record: the group's list entries in ID order, then the consumers'
+  // (a batch whose keys come in order costs its memtable inserts much less than one that
+  // alternates between the two lists). The caller passes each ID once per editor and reads none
+  // of these records again before Flush().
+  Status AddPendingLater(const PendingEntry& p);
+  Status RemovePendingLater(const PendingEntry& p);
   void Flush();
 
  private:
@@ -178,6 +189,11 @@ class StreamGroupEditor {
   StreamGroup group_;
   // A deque: the consumers handed out by Consumer() stay where they are as others load.
   std::deque<std::pair<std::string, Loaded>> consumers_;
+  struct LaterPending {
+    PendingEntry entry;
+    bool put;
+  };
+  std::vector<LaterPending> later_;
 };
 
 // Redis 7.2's streamEstimateDistanceFromFirstEverEntry: the logical read counter of `id`, or -1

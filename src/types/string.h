@@ -76,6 +76,8 @@ class StringEditor {
   Status Write(uint64_t offset, std::string_view bytes);
   // Grows the string with zeros to at least `length` bytes.
   void Grow(uint64_t length);
+  // Whether a Write or Grow changed the value since the last Finish.
+  bool changed() const { return changed_; }
   // Writes the changed segments and the metadata, keeping the expiry. Nothing if unchanged.
   void Finish(StringEncoding encoding);
 

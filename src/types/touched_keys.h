@@ -37,6 +37,15 @@ class TouchedKeys {
       fn(std::string_view(bytes_).substr(entries_[i].offset, entries_[i].size));
     }
   }
+  // Whether pred(pdb, key) holds for a key recorded from the `first`-th on.
+  template <typename Pred>
+  bool AnyFrom(size_t first, Pred pred) const {
+    for (size_t i = first; i < entries_.size(); i++) {
+      const Entry& e = entries_[i];
+      if (pred(e.pdb, std::string_view(bytes_).substr(e.offset, e.size))) return true;
+    }
+    return false;
+  }
   // Calls fn(pdb, key) once for each distinct (pdb, key), in (pdb, key) order.
   template <typename Fn>
   void ForEachDistinct(Fn fn) const {

@@ -12,10 +12,12 @@
 //
 // Not run: CONFIG SET and CONFIG REWRITE (they would change the fuzzer's own environment: a
 // `durability sync` makes every later input fsync, larger size limits let one input allocate
-// gigabytes), SAVE, BGSAVE and COMPACT (disk flushes that find no bugs, only slow the run), and
+// gigabytes), SAVE, BGSAVE, BGREWRITEAOF and COMPACT (disk flushes that find no bugs, only slow
+// the run), BACKUP and IMPORT (they create directories or read files anywhere), and
 // the EVAL family: a Lua script may loop forever by design (that is what SCRIPT KILL is for),
 // which libFuzzer would report as a hang; SCRIPT LOAD/EXISTS/FLUSH do run. Nor REPLICAOF,
-// SLAVEOF, REPLSYNC, SYNC and PSYNC: they connect to other hosts or take over the socket.
+// SLAVEOF, REPLSYNC, SYNC, PSYNC and MIGRATE: they connect to other hosts or take over the
+// socket.
 // The limits are small (proto-max-bulk-len and max-reply-size 1mb) so that an input cannot
 // make the fuzzer allocate more than the sanitizers allow.
 #include <glog/logging.h>
@@ -35,6 +37,7 @@
 #include "commands/command_table.h"
 #include "commands/dispatcher.h"
 #include "commands/info.h"
+#include "commands/saves.h"
 #include "commands/server_state.h"
 #include "commands/transactions.h"
 #include "common/clock.h"
@@ -90,10 +93,13 @@ class FuzzServer {
     scripting_ = std::make_unique<Scripting>(&state_);
     Must(scripting_->LoadPersisted());
     state_.scripting = scripting_.get();
+    saves_ = std::make_unique<Saves>(&state_);
+    state_.saves = saves_.get();
     keyspace_->SetTouchListener(&state_.blocking);
   }
 
   ~FuzzServer() {
+    saves_.reset();
     scripting_.reset();
     failover_.reset();
     replication_.reset();
@@ -149,7 +155,9 @@ class FuzzServer {
 
   static bool Skipped(const std::vector<std::string>& argv) {
     const std::string name = ToLower(argv[0]);
-    if (name == "save" || name == "bgsave" || name == "compact") return true;
+    if (name == "save" || name == "bgsave" || name == "bgrewriteaof" || name == "compact")
+      return true;
+    if (name == "backup" || name == "import" || name == "migrate") return true;
     if (name == "eval" || name == "evalsha" || name == "eval_ro" || name == "evalsha_ro")
       return true;
     if (name == "replicaof" || name == "slaveof" || name == "replsync" || name == "sync" ||
@@ -200,6 +208,7 @@ class FuzzServer {
   std::unique_ptr<Failover> failover_;
   ServerState state_;
   std::unique_ptr<Scripting> scripting_;
+  std::unique_ptr<Saves> saves_;
   int64_t inputs_ = 0;
 };
 

@@ -2,7 +2,8 @@
 //
 // Besides crashes, leaks, hangs and huge allocations from claimed lengths (caught by libFuzzer
 // and the sanitizers), it checks what a parsed value promises the writers: a known type, at
-// least one element, no duplicate members or fields, and no NaN score. The input is the object
+// least one element, no duplicate members or fields, no NaN score, and for streams ascending
+// entry IDs and pending entries owned by consumers of their group. The input is the object
 // body itself (no footer), so the fuzzer does not have to find checksums; the same bytes with
 // a footer appended must verify and parse to the same outcome.
 #include <cmath>
@@ -45,6 +46,23 @@ void CheckValue(const RdbValue& v) {
       Check(!v.scored.empty());
       for (const auto& m : v.scored) Check(seen.insert(m.member).second && !std::isnan(m.score));
       break;
+    case RedisType::kStream: {
+      const auto& s = v.stream;
+      Check(s.counters.groups == s.groups.size());
+      for (size_t i = 0; i < s.entries.size(); i++) {
+        Check(!s.entries[i].fields.empty());
+        Check(i == 0 || s.entries[i - 1].id < s.entries[i].id);
+      }
+      if (!s.entries.empty()) Check(!(s.counters.last_id < s.entries.back().id));
+      for (const auto& g : s.groups) {
+        Check(seen.insert(g.name).second);
+        Check(g.group.pending == g.pending.size() && g.group.consumers == g.consumers.size());
+        std::set<std::string_view> consumers;
+        for (const auto& c : g.consumers) Check(consumers.insert(c.first).second);
+        for (const auto& p : g.pending) Check(consumers.count(p.consumer) == 1);
+      }
+      break;
+    }
     default:
       Check(false);
   }

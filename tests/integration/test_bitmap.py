@@ -243,3 +243,22 @@ def test_setbit_rewrites_only_a_segment(server, r):
     grown = wal() - before
     assert grown < 100 * 16 * 1024, grown  # a whole-value rewrite would be 100 MB
     assert r.bitcount("bm") == 101
+
+
+@pytest.mark.basalt_only  # Redis 7.2's rule; Debian's 7.0 counts every SETBIT/BITFIELD SET
+def test_setbit_and_bitfield_change_nothing_when_the_value_stays(r):
+    def dirty():
+        return r.info("persistence")["rdb_changes_since_last_save"]
+
+    start = dirty()
+    r.setbit("foo", 0, 0)
+    r.execute_command("BITFIELD", "foo2", "SET", "i5", 0, 0)
+    assert dirty() == start + 2  # new keys
+    r.setbit("foo", 0, 0)
+    r.execute_command("BITFIELD", "foo2", "SET", "i5", 0, 0)
+    assert dirty() == start + 2
+    r.setbit("foo", 0, 1)
+    r.execute_command("BITFIELD", "foo2", "SET", "i5", 0, 1)
+    assert dirty() == start + 4
+    assert r.getbit("foo", 0) == 1
+    assert r.execute_command("BITFIELD", "foo2", "GET", "i5", 0) == [1]

@@ -182,11 +182,86 @@ def test_zset_waiter_stays_blocked_when_its_key_becomes_a_list(server, r):
     assert list(box["reply"]) == ["z", "b", 2.0]
 
 
-def test_failed_blmove_passes_the_element_to_the_next_waiter(start_server, target):
-    # One worker, so that the waiters are woken in the order they blocked; across workers
-    # Basalt's wake-ups race (the first to run takes the element).
-    srv = start_server(args={"workers": "1"} if target == "basalt" else None)
-    r = srv.client()
+def test_pipelined_pushes_serve_the_waiter_between_them(server, r):
+    # Redis serves blocked clients after each command: the waiter gets the first push.
+    t, box = blocking_call(server, "BLPOP", "q", "5")
+    wait_blocked(r)
+    p = r.pipeline(transaction=False)
+    p.lpush("q", "a")
+    p.lpush("q", "b")
+    p.lrange("q", 0, -1)
+    assert p.execute() == [1, 1, ["b"]]
+    t.join(6)
+    assert list(box["reply"]) == ["q", "a"]
+
+
+def test_waiters_are_served_in_the_order_they_blocked(server, r):
+    threads = []
+    for i in range(4):
+        threads.append(blocking_call(server, "BLPOP", "q", "5"))
+        wait_blocked(r, i + 1)
+    r.rpush("q", "e0", "e1", "e2", "e3", "e4")
+    for t, _ in threads:
+        t.join(6)
+    assert [box["reply"][1] for _, box in threads] == ["e0", "e1", "e2", "e3"]
+    assert r.lrange("q", 0, -1) == ["e4"]
+
+
+def test_a_chain_of_waiters_is_served_before_the_writer_goes_on(server, r):
+    # Redis serves the chain a push starts (each BRPOPLPUSH feeding the next) before the
+    # pushing client's next command runs.
+    t1, b1 = blocking_call(server, "BRPOPLPUSH", "l1", "l2", "5")
+    wait_blocked(r, 1)
+    t2, b2 = blocking_call(server, "BRPOPLPUSH", "l2", "l1", "5")
+    wait_blocked(r, 2)
+    r.rpush("l1", "foo")
+    assert r.lrange("l1", 0, -1) == ["foo"]
+    assert r.lrange("l2", 0, -1) == []
+    t1.join(6)
+    t2.join(6)
+    assert b1["reply"] == "foo" and b2["reply"] == "foo"
+
+
+def test_a_push_that_serves_a_waiter_replies_after_it_was_served(server, r):
+    # The waiter's move reaches dstlist before the push's reply, so a transaction watching
+    # dstlist and executed after that reply aborts.
+    t, box = blocking_call(server, "BRPOPLPUSH", "src", "dst", "5")
+    wait_blocked(r)
+    watcher = server.client()
+    p = watcher.pipeline(transaction=True)
+    p.watch("dst")
+    p.multi()
+    p.get("somekey")
+    r.lpush("src", "element")
+    with pytest.raises(redis.WatchError):
+        p.execute()
+    t.join(6)
+    assert box["reply"] == "element"
+
+
+def test_client_list_flags_a_parked_client_b(server, r):
+    t, box = blocking_call(server, "BLPOP", "q", "5")
+    wait_blocked(r)
+    lines = [line for line in r.execute_command("CLIENT", "LIST").splitlines() if "cmd=blpop" in line]
+    assert len(lines) == 1 and " flags=b " in lines[0]
+    r.rpush("q", "x")
+    t.join(6)
+    assert " flags=N " in r.execute_command("CLIENT", "INFO")
+
+
+def test_swapdb_serves_a_client_blocked_in_either_database(server, r):
+    other = server.client(db=1)
+    other.rpush("k", "hello")
+    t, box = blocking_call(server, "BRPOP", "k", "5")  # in db 0, where k does not exist
+    wait_blocked(r)
+    r.swapdb(0, 1)
+    t.join(6)
+    assert list(box["reply"]) == ["k", "hello"]
+    assert r.exists("k") == 0 and other.exists("k") == 0
+
+
+def test_failed_blmove_passes_the_element_to_the_next_waiter(server, r):
+    srv = server
     r.set("dst", "not a list")
     first, first_box = blocking_call(srv, "BLMOVE", "q", "dst", "LEFT", "LEFT", "5")
     wait_blocked(r, 1)

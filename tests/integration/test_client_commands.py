@@ -1,5 +1,6 @@
 """CLIENT subcommands of Redis 7.2: SETINFO (validation, lib-name=/lib-ver= in CLIENT
-LIST and CLIENT INFO), NO-EVICT and NO-TOUCH (the e and T flags), REPLY ON|OFF|SKIP,
+LIST and CLIENT INFO), NO-EVICT and NO-TOUCH (the e and T flags), REPLY ON|OFF|SKIP (which
+leave (un)subscribe confirmations alone),
 PAUSE/UNPAUSE and UNBLOCK, and HELP. SETINFO and NO-TOUCH are Redis 7.2 commands: the
 oracle is Redis 7.0, so those tests are basalt_only; the rest also pass with
 --target redis."""
@@ -10,6 +11,7 @@ import time
 import pytest
 
 from resp import RawConn, encode
+from helpers import parse_info, wait_until
 
 SEVEN_TWO = "7.2 command, oracle is 7.0"
 
@@ -98,6 +100,29 @@ def test_reply_off_silences_grouped_writes_and_errors(conns):
     assert c.call("LLEN", "l") == (":", 50)
 
 
+def test_reply_off_and_skip_do_not_silence_subscribe_confirmations(conns):
+    c, publisher = conns(), conns()
+    c.send("CLIENT", "REPLY", "OFF")
+    c.send("SUBSCRIBE", "ch")
+    assert c.read() == ("*", [("$", b"subscribe"), ("$", b"ch"), (":", 1)])
+    c.send("PSUBSCRIBE", "p*")
+    assert c.read() == ("*", [("$", b"psubscribe"), ("$", b"p*"), (":", 2)])
+    assert publisher.call("PUBLISH", "px", "hello") == (":", 1)
+    assert c.read() == ("*", [("$", b"pmessage"), ("$", b"p*"), ("$", b"px"), ("$", b"hello")])
+    c.send("UNSUBSCRIBE")
+    assert c.read() == ("*", [("$", b"unsubscribe"), ("$", b"ch"), (":", 1)])
+    c.send("PUNSUBSCRIBE")
+    assert c.read() == ("*", [("$", b"punsubscribe"), ("$", b"p*"), (":", 0)])
+    c.send("SET", "k", "v")  # silenced as before
+    assert c.call("CLIENT", "REPLY", "ON") == ("+", b"OK")
+    assert c.call("GET", "k") == ("$", b"v")
+    # SKIP is used up by the SUBSCRIBE, whose confirmation still comes.
+    c.send("CLIENT", "REPLY", "SKIP")
+    c.send("SUBSCRIBE", "ch")
+    assert c.read() == ("*", [("$", b"subscribe"), ("$", b"ch"), (":", 1)])
+    assert c.call("PING") == ("*", [("$", b"pong"), ("$", b"")])
+
+
 def test_client_help_lists_the_subcommands(conns):
     c = conns()
     kind, lines = c.call("CLIENT", "HELP")
@@ -129,6 +154,27 @@ def test_pause_write_holds_writes_and_serves_reads(conns):
     assert writer.read() == (":", 2)
     assert reader.read() == (":", 0)
     assert reader.call("GET", "k") == ("$", b"2")
+
+
+def blocked_clients(c):
+    kind, text = c.call("INFO", "clients")
+    return int(parse_info(text.decode())["clients"]["blocked_clients"])
+
+
+def test_clients_held_by_a_pause_count_as_blocked(conns):
+    admin, writer, reader = conns(), conns(), conns()
+    assert admin.call("CLIENT", "PAUSE", "100000", "WRITE") == ("+", b"OK")
+    try:
+        assert reader.call("GET", "k") == ("$", None)
+        writer.send("SET", "k", "1")
+        assert wait_until(lambda: blocked_clients(admin) == 1, timeout=5)
+        # A read is served, not held: still one.
+        assert reader.call("GET", "k") == ("$", None)
+        assert blocked_clients(admin) == 1
+    finally:
+        assert admin.call("CLIENT", "UNPAUSE") == ("+", b"OK")
+    assert writer.read() == ("+", b"OK")
+    assert blocked_clients(admin) == 0
 
 
 def test_pause_all_holds_everything_until_it_ends(conns):

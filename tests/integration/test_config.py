@@ -233,6 +233,19 @@ def test_config_get_several_patterns(r):
     assert {"maxclients", "timeout", "maxmemory", "maxmemory-policy"} <= set(names)
 
 
+def test_redis_test_hooks_are_accepted(r):
+    # Redis's test suites slow RDB saving and loading down with these.
+    for key in ("rdb-key-save-delay", "key-load-delay"):
+        try:
+            assert r.config_set(key, -5)
+            assert r.config_get(key) == {key: "-5"}
+            with pytest.raises(redis.ResponseError, match="argument couldn't be parsed into an "
+                                                          "integer"):
+                r.config_set(key, "x")
+        finally:
+            r.config_set(key, 0)
+
+
 def test_ziplist_alias_is_listpack(r):
     assert r.config_set("hash-max-ziplist-value", "64")
     assert r.config_get("hash-max-listpack-value") == {"hash-max-listpack-value": "64"}

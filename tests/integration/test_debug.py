@@ -1,6 +1,6 @@
-"""DEBUG (SLEEP, OBJECT, SET-ACTIVE-EXPIRE, CHANGE-REPL-ID, DIGEST, DIGEST-VALUE, PROTOCOL,
-STRINGMATCH-TEST, QUICKLIST-PACKED-THRESHOLD, LISTPACK, ERROR, HELP) behind
-enable-debug-command, LOLWUT, and MODULE (LIST empty, LOAD/UNLOAD behind
+"""DEBUG (SLEEP, OBJECT, SET-ACTIVE-EXPIRE, SET-DISABLE-DENY-SCRIPTS, LOADAOF, CHANGE-REPL-ID,
+DIGEST, DIGEST-VALUE, PROTOCOL, STRINGMATCH-TEST, QUICKLIST-PACKED-THRESHOLD, LISTPACK, ERROR, HELP) behind
+enable-debug-command, BGREWRITEAOF, LOLWUT, and MODULE (LIST empty, LOAD/UNLOAD behind
 enable-module-command and failing). PROTOCOL's replies are compared byte for byte in RESP2
 and RESP3. Every test also passes with --target redis except the ones marked basalt_only
 (Basalt's own figures and name)."""
@@ -120,12 +120,48 @@ def test_debug_object_line(c):
     assert b"encoding:quicklist" in c.call("DEBUG", "OBJECT", "l")[1]
 
 
-@pytest.mark.basalt_only(reason="Basalt's own figures: values on disk, no access clock")
+def test_debug_object_finds_a_key_past_its_ttl_until_it_is_deleted(c):
+    assert c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0") == ("+", b"OK")
+    try:
+        c.call("SET", "k", "v", "PX", "1")
+        time.sleep(0.05)
+        assert c.call("DEBUG", "OBJECT", "k")[1].startswith(b"Value at:")
+        assert c.call("EXISTS", "k") == (":", 0)
+    finally:
+        c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
+def test_debug_set_disable_deny_scripts(c):
+    script = "redis.setresp(3) return redis.call('debug', 'protocol', 'attrib')"
+    assert c.call("EVAL", script, "0")[1].startswith("ERR This Redis command is not allowed")
+    assert c.call("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1") == ("+", b"OK")
+    try:
+        # The attribute is not shown to the script, only the reply after it.
+        assert c.call("EVAL", script, "0") == ("$", b"Some real reply following the attribute")
+    finally:
+        assert c.call("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0") == ("+", b"OK")
+    assert c.call("EVAL", script, "0")[1].startswith("ERR This Redis command is not allowed")
+
+
+@pytest.mark.basalt_only(reason="Redis lets the script nest EVAL and aborts on it")
+def test_debug_set_disable_deny_scripts_never_nests_scripts(c):
+    c.call("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")
+    try:
+        for call in ("'eval', 'return 1', '0'", "'multi'", "'script', 'flush'", "'shutdown'"):
+            reply = c.call("EVAL", "return redis.pcall(%s)" % call, "0")
+            assert reply[0] == "-" and "not allowed from script" in reply[1], call
+    finally:
+        c.call("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0")
+
+
+@pytest.mark.basalt_only(reason="Basalt's own figures: values on disk, no address")
 def test_debug_object_basalt_figures(c):
     c.call("SET", "s", "hello")
     c.call("HSET", "h", "f", "vv")
-    assert c.call("DEBUG", "OBJECT", "s") == (
-        "+", b"Value at:0x0 refcount:1 encoding:embstr serializedlength:5 lru:0 lru_seconds_idle:0")
+    kind, line = c.call("DEBUG", "OBJECT", "s")
+    assert kind == "+"
+    assert re.fullmatch(rb"Value at:0x0 refcount:1 encoding:embstr serializedlength:5 "
+                        rb"lru:\d+ lru_seconds_idle:[01]", line), line
     assert c.call("DEBUG", "OBJECT", "h")[1].split(b" ")[3:5] == [b"encoding:listpack",
                                                                   b"serializedlength:3"]
 
@@ -281,6 +317,8 @@ def test_command_info_rows(c):
     # A script is shown to monitors by EVAL itself, before its calls: skip_monitor, as Redis.
     flags = row("eval")[1]
     assert "skip_monitor" in flags and "may_replicate" not in flags
+    # Its keys are optional (numkeys 0), which COMMAND GETKEYS relies on.
+    assert "no_mandatory_keys" in flags and "no_mandatory_keys" not in row("get")[1]
 
 
 @pytest.mark.basalt_only(reason="Redis saves and reloads its RDB file, which the oracle's "
@@ -294,3 +332,25 @@ def test_debug_reload_keeps_the_data(c):
     assert c.call("LRANGE", "l", "0", "-1") == ("*", [("$", b"a"), ("$", b"b")])
     assert c.call("DEBUG", "RELOAD", "SOON") == (
         "-", "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+
+
+@pytest.mark.basalt_only(reason="Redis rewrites and reloads its AOF files, which the oracle's "
+                                "harness set-up does not keep")
+def test_bgrewriteaof_and_debug_loadaof_keep_the_data(c):
+    c.call("SET", "s", "v")
+    c.call("SET", "t", "w", "EX", "1000")
+    assert c.call("BGREWRITEAOF") == ("+", b"Background append only file rewriting started")
+    assert c.call("DEBUG", "LOADAOF") == ("+", b"OK")
+    assert c.call("GET", "s") == ("$", b"v")
+    assert 900 < c.call("TTL", "t")[1] <= 1000
+    assert c.call("BGREWRITEAOF", "x")[0] == "-"
+
+
+@pytest.mark.basalt_only  # Redis describes its hash tables here; Basalt says it has none
+def test_debug_htstats_answers_text_and_needs_a_key(c):
+    c.call("SADD", "s", "a", "b")
+    kind, text = c.call("DEBUG", "HTSTATS-KEY", "s")
+    assert kind == "$" and b"RocksDB" in text
+    kind, text = c.call("DEBUG", "HTSTATS", "0")
+    assert kind == "$" and text.startswith(b"[Dictionary HT]")
+    assert c.call("DEBUG", "HTSTATS-KEY", "missing") == ("-", "ERR no such key")

@@ -1,4 +1,4 @@
-"""HyperLogLog commands (Redis 7.0 semantics): PFADD, PFCOUNT, PFMERGE.
+"""HyperLogLog commands (Redis 7.0 semantics): PFADD, PFCOUNT, PFMERGE, PFDEBUG, PFSELFTEST.
 
 An HLL is a string in Redis's byte format ("HYLL" header, sparse or dense registers, cached
 cardinality in the header), so GET/SET/TYPE see a string and hand-made or Redis-made values
@@ -231,3 +231,49 @@ def test_type_commands_see_a_string(rb):
     rb.append("h3", "x")  # still a string; its sparse body no longer adds up
     assert rb.pfcount("h3") == 1  # the cached cardinality is still marked valid
     raises(rb, CORRUPT, "PFMERGE", "d", "h3")
+
+
+def test_pfdebug_encoding_and_decode(rb):
+    rb.pfadd("h", "a", "b", "c")
+    assert rb.execute_command("PFDEBUG", "ENCODING", "h") == b"sparse"
+    # The three elements land in registers 8436, 12711 and 15780 with values 1, 2 and 1.
+    assert rb.execute_command("PFDEBUG", "DECODE", "h") == \
+        b"Z:8436 v:1,1 Z:4274 v:2,1 Z:3068 v:1,1 Z:603"
+    rb.pfadd("e")
+    assert rb.execute_command("PFDEBUG", "DECODE", "e") == b"Z:16384"
+    rb.set("z", header(1) + bytes([0x3f]))  # a lone ZERO opcode of 64 registers
+    assert rb.execute_command("PFDEBUG", "DECODE", "z") == b"z:64"
+
+
+def test_pfdebug_getreg_and_todense_make_the_value_dense(rb):
+    rb.pfadd("h", "a", "b", "c")
+    regs = rb.execute_command("PFDEBUG", "GETREG", "h")
+    assert len(regs) == 16384
+    assert [(i, v) for i, v in enumerate(regs) if v] == [(8436, 1), (12711, 2), (15780, 1)]
+    assert rb.execute_command("PFDEBUG", "ENCODING", "h") == b"dense"
+    assert rb.strlen("h") == DENSE_SIZE
+    assert rb.pfcount("h") == 3
+    raises(rb, "ERR HLL encoding is not sparse", "PFDEBUG", "DECODE", "h")
+    rb.pfadd("s", "x")
+    assert rb.execute_command("PFDEBUG", "TODENSE", "s") == 1
+    assert rb.execute_command("PFDEBUG", "TODENSE", "s") == 0
+    assert rb.execute_command("PFDEBUG", "ENCODING", "s") == b"dense"
+    assert rb.pfcount("s") == 1
+
+
+def test_pfdebug_errors(rb):
+    raises(rb, "ERR The specified key does not exist", "PFDEBUG", "ENCODING", "nokey")
+    raises(rb, "ERR The specified key does not exist", "PFDEBUG", "NOSUCH", "nokey")
+    rb.set("str", "plain")
+    raises(rb, NOT_HLL, "PFDEBUG", "ENCODING", "str")
+    rb.pfadd("h", "a")
+    raises(rb, "ERR Unknown PFDEBUG subcommand 'nosuch'", "PFDEBUG", "nosuch", "h")
+    raises(rb, arity("pfdebug"), "PFDEBUG", "ENCODING")
+    raises(rb, arity("pfdebug"), "PFDEBUG", "ENCODING", "h", "x")
+    rb.set("bad", header(1) + bytes([0x3f]))  # covers 64 registers, not 16384
+    raises(rb, CORRUPT, "PFDEBUG", "TODENSE", "bad")
+
+
+def test_pfselftest_passes(rb):
+    assert rb.execute_command("PFSELFTEST") == b"OK"
+    raises(rb, arity("pfselftest"), "PFSELFTEST", "x")

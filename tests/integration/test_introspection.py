@@ -200,9 +200,49 @@ def test_command_getkeysandflags(rr):
     assert flags("SET", "k", "v") == [["k", ["OW", "update"]]]
     assert flags("INCR", "k") == [["k", ["RW", "access", "update"]]]
     assert flags("EXISTS", "k") == [["k", ["RO"]]]
+    # Flags as Redis's key specifications state them, one specification per key.
+    assert flags("LMOVE", "src", "dst", "LEFT", "RIGHT") == [
+        ["src", ["RW", "access", "delete"]], ["dst", ["RW", "insert"]]]
+    assert flags("SET", "k", "v", "GET") == [["k", ["RW", "access", "update"]]]
+    assert flags("SORT", "k", "STORE", "d") == [["k", ["RO", "access"]], ["d", ["OW", "update"]]]
+    assert flags("EVAL", "return 1", "2", "a", "b") == [
+        ["a", ["RW", "access", "update"]], ["b", ["RW", "access", "update"]]]
+    assert flags("XREAD", "COUNT", "1", "STREAMS", "s1", "s2", "0", "0") == [
+        ["s1", ["RO", "access"]], ["s2", ["RO", "access"]]]
+    assert flags("OBJECT", "ENCODING", "k") == [["k", ["RO"]]]
+    assert flags("DEL", "k") == [["k", ["RM", "delete"]]]
+    raises(rr, "ERR The command has no key arguments", "COMMAND", "GETKEYSANDFLAGS",
+           "SPUBLISH", "channel", "message")
     raises(rr, arity("command|getkeysandflags"), "COMMAND", "GETKEYSANDFLAGS", "GET")
     raises(rr, "ERR Invalid command specified", "COMMAND", "GETKEYSANDFLAGS", "NOSUCH", "x")
     raises(rr, "ERR The command has no key arguments", "COMMAND", "GETKEYSANDFLAGS", "PING", "x")
+
+
+def test_command_info_carries_key_specifications(rr):
+    def info(name):
+        return rr.execute_command("COMMAND", "INFO", name)[0]
+
+    lmove = info("lmove")
+    assert lmove[8] == [
+        ["flags", ["RW", "access", "delete"],
+         "begin_search", ["type", "index", "spec", ["index", 1]],
+         "find_keys", ["type", "range", "spec", ["lastkey", 0, "keystep", 1, "limit", 0]]],
+        ["flags", ["RW", "insert"],
+         "begin_search", ["type", "index", "spec", ["index", 2]],
+         "find_keys", ["type", "range", "spec", ["lastkey", 0, "keystep", 1, "limit", 0]]]]
+    xread = info("xread")[8]
+    assert xread[0][2:] == [
+        "begin_search", ["type", "keyword", "spec", ["keyword", "STREAMS", "startfrom", 1]],
+        "find_keys", ["type", "range", "spec", ["lastkey", -1, "keystep", 1, "limit", 2]]]
+    zunion = info("zunionstore")[8]
+    assert zunion[1][-1] == ["type", "keynum", "spec",
+                             ["keynumidx", 0, "firstkey", 1, "keystep", 1]]
+    assert info("ping")[8] == []
+    # A subcommand carries its own specifications, and a subcommand without keys none.
+    subs = {sub[0]: sub for sub in info("object")[9]}
+    assert subs["object|encoding"][3:6] == [2, 2, 1]
+    assert subs["object|encoding"][8][0][:2] == ["flags", ["RO"]]
+    assert subs["object|help"][3:6] == [0, 0, 0] and subs["object|help"][8] == []
 
 
 # --------------------------------------------------------------------------
@@ -222,3 +262,12 @@ def test_cluster_commands_answer_as_a_redis_without_cluster_support(r):
     assert r.execute_command("ACL", "SETUSER", "clusterer", "+cluster", "+readonly",
                              "-cluster|reset") == "OK"
     assert r.execute_command("ACL", "DELUSER", "clusterer") == 1
+
+
+def test_command_info_names_one_subcommand_with_a_bar(rr):
+    [config_set] = rr.execute_command("COMMAND", "INFO", "config|set")
+    assert config_set[:3] == ["config|set", -4, ["admin", "noscript", "loading", "stale"]]
+    [object_freq] = rr.execute_command("COMMAND", "INFO", "OBJECT|FREQ")
+    assert object_freq[0] == "object|freq" and object_freq[1] == 3
+    assert object_freq[8][0][:2] == ["flags", ["RO"]]
+    assert rr.execute_command("COMMAND", "INFO", "config|nosuch", "nosuch|get") == [None, None]

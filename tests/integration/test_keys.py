@@ -624,3 +624,11 @@ def test_expired_key_can_be_recreated(r):
     r.execute_command("SET", "c", "5", "PX", 50)
     time.sleep(0.15)
     assert r.incr("c") == 1
+
+
+def test_randomkey_of_a_small_database_returns_each_key(r):
+    """Uniform over a few keys: 200 draws of two keys miss one with probability 2**-199."""
+    r.set("foo", "x")
+    r.set("bar", "y")
+    seen = {r.randomkey() for _ in range(200)}
+    assert seen == {"foo", "bar"}

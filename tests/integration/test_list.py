@@ -132,7 +132,7 @@ def test_pipelined_pops_over_flushed_and_newer_elements(rr):
 
 def test_pipelined_left_pops_step_through_flushed_elements(rr):
     """Left pops in one pipeline read elements in files one after another through one
-    iterator (change 79): elements set after the flush are read as set, a trim in between
+    iterator: elements set after the flush are read as set, a trim in between
     makes the next pop skip ahead, and an element pushed in between is read from the batch."""
     model = ["e%d" % i for i in range(300)]
     rr.execute_command("RPUSH", "l", *model)
@@ -449,6 +449,15 @@ def test_lpos(server, r):
         assert c.call("LPOS", "nokey", "a", "COUNT", 0) == ("*", [])
 
 
+@pytest.mark.basalt_only(reason="Redis 7.2 refuses this rank; 7.0 takes it as -1")
+def test_lpos_rank_that_cannot_be_negated(rr):
+    rr.rpush("l", "a")
+    raises(rr, "ERR value is out of range, value must between -9223372036854775807 and "
+           "9223372036854775807", "LPOS", "l", "a", "RANK", "-9223372036854775808")
+    assert rr.execute_command("LPOS", "l", "a", "RANK", "-9223372036854775807") is None
+    assert rr.execute_command("LPOS", "l", "a", "RANK", "-1") == 0
+
+
 def test_lpos_errors(rr):
     raises(rr, RANK_ZERO, "LPOS", "l", "a", "RANK", 0)
     raises(rr, NOT_INT, "LPOS", "l", "a", "RANK", "x")
@@ -663,3 +672,11 @@ def test_watch_broken_by_list_write(server, r):
             assert r.execute_command("EXEC") is None, cmd
     finally:
         other.close()
+
+
+@pytest.mark.basalt_only(reason="Redis 7.2 refuses RANK LLONG_MIN; the 7.0 oracle treats it as -1")
+def test_lpos_rank_llong_min_is_out_of_range(r):
+    r.rpush("l", "a", "b", "a")
+    raises(r, "ERR value is out of range, value must between -9223372036854775807 and "
+           "9223372036854775807", "LPOS", "l", "a", "RANK", -(2**63))
+    assert r.execute_command("LPOS", "l", "a", "RANK", -(2**63 - 1)) is None

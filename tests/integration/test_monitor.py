@@ -201,3 +201,17 @@ def test_monitors_on_several_workers_see_one_order_of_a_shared_key(conns):
             if args.startswith('"APPEND" "shared"'):
                 seen.append(args.split('"')[5][:-1])
         assert seen == order
+
+
+
+def test_monitor_redacts_migrate_credentials(server, conns):
+    """MIGRATE's AUTH password and AUTH2 username and password, as Redis 7.2 redacts them."""
+    m = monitor(conns)
+    c = conns()
+    port = str(server.port)
+    for extra in ([], ["AUTH", "secret"], ["AUTH2", "user", "secret"]):
+        c.call("MIGRATE", "127.0.0.1", port, "nokey", "0", "1000", *extra)
+    head = '"MIGRATE" "127.0.0.1" "%s" "nokey" "0" "1000"' % port
+    assert next_line(m)[2] == head
+    assert next_line(m)[2] == head + ' "AUTH" "(redacted)"'
+    assert next_line(m)[2] == head + ' "AUTH2" "(redacted)" "(redacted)"'

@@ -6,7 +6,9 @@ Replicas are compared with their master through full dumps (every database, SCAN
 type-specific read of every key, and whether it has a TTL). Tests that depend on how Basalt
 syncs (checkpoints, WAL retention, resuming from the stored position) are basalt_only; the
 others also run against redis-server."""
+import os
 import random
+import signal
 import threading
 import time
 
@@ -590,6 +592,23 @@ WAITAOF_72 = "7.2 command, oracle is 7.0"
 
 
 @pytest.mark.basalt_only(reason=WAITAOF_72)
+def test_wait_after_a_script_waits_for_the_scripts_writes(start_server, target):
+    master = start_server(master_args(target), name="master")
+    replica = start_server(replica_args(target, master), name="replica")
+    wait_link_up(replica)
+    m = master.client()
+    assert wait_until(lambda: m.execute_command("WAIT", 1, 100) == 1, timeout=10)
+    os.kill(replica.proc.pid, signal.SIGSTOP)  # the replica acknowledges nothing from now on
+    try:
+        writer = master.client()  # no write of its own before the script's
+        writer.eval("redis.call('SET', KEYS[1], 'v')", 1, "by-script")
+        assert writer.execute_command("WAIT", 1, 300) == 0
+    finally:
+        os.kill(replica.proc.pid, signal.SIGCONT)
+    assert writer.execute_command("WAIT", 1, 5000) == 1
+    assert replica.client().get("by-script") == "v"
+
+
 def test_waitaof_counts_the_fsynced_wal_and_replicas(start_server, target):
     master = start_server(master_args(target), name="master")
     m = master.client()

@@ -5,6 +5,7 @@ BUSY / SCRIPT KILL / SHUTDOWN NOSAVE, and persistence of loaded scripts.
 Expected replies were taken from redis-server 7.0.15; every test without the
 basalt_only marker also passes with --target redis."""
 import hashlib
+import re
 import threading
 import time
 
@@ -227,6 +228,19 @@ def test_eval_caches_the_script(c):
     assert c.call("EVALSHA", sha1(body), 0) == ("$", b"cached")
 
 
+def test_info_counts_the_cached_scripts(c):
+    def cached():
+        info = c.call("INFO", "memory")[1].decode()
+        return int(re.search(r"number_of_cached_scripts:(\d+)", info).group(1))
+    assert cached() == 0  # the fixture flushed them
+    c.call("SCRIPT", "LOAD", "return 1")
+    c.call("SCRIPT", "LOAD", "return 1")
+    ev(c, "return 2")
+    assert cached() == 2
+    assert c.call("SCRIPT", "FLUSH", "ASYNC") == OK
+    assert cached() == 0
+
+
 def test_script_subcommand_errors(c):
     assert c.call("SCRIPT", "FLUSH", "ASYNC") == OK
     assert c.call("SCRIPT", "FLUSH", "SYNC") == OK
@@ -314,7 +328,7 @@ def test_call_raises_and_pcall_returns(c, call, msg):
 @pytest.mark.parametrize("args", ["'eval', 'return 1', '0'", "'evalsha', 'a', '0'", "'multi'",
                                   "'exec'", "'watch', 'a'", "'client', 'id'",
                                   "'config', 'get', 'x'", "'auth', 'a'", "'hello'", "'quit'",
-                                  "'shutdown'", "'script', 'load', 'return 1'", "'blpop', 'a', 0"])
+                                  "'shutdown'", "'script', 'load', 'return 1'"])
 def test_commands_not_allowed_from_scripts(c, args):
     body = "return redis.call(%s)" % args
     assert ev(c, body) == ("-", script_error("ERR This Redis command is not allowed from script", body))
@@ -400,7 +414,13 @@ def test_redis_api_misc(c):
     assert ev(c, "return redis.set_repl(redis.REPL_ALL)") == ("$", None)
     assert ev(c, "return redis.replicate_commands()") == (":", 1)
     assert ev(c, "return redis.acl_check_cmd('get', 'x')") == (":", 1)
-    assert ev(c, "return redis.REDIS_VERSION") == ("$", b"7.0.15")
+    # The version a script sees is the one INFO reports, in both forms.
+    server = c.call("INFO", "server")[1].decode()
+    version = dict(line.split(":", 1) for line in server.split("\r\n") if ":" in line)[
+        "redis_version"]
+    assert ev(c, "return redis.REDIS_VERSION") == ("$", version.encode())
+    major, minor, patch = (int(part) for part in version.split("."))
+    assert ev(c, "return redis.REDIS_VERSION_NUM") == (":", (major << 16) | (minor << 8) | patch)
 
 
 def test_select_inside_a_script_does_not_change_the_caller(c):
@@ -449,6 +469,7 @@ READONLY = [
     ("redis.call = nil", "ERR user_script:1: Attempt to modify a readonly table"),
     ("cjson.encode = nil", "ERR user_script:1: Attempt to modify a readonly table"),
     ("getmetatable('').__index.foo = 1", "ERR user_script:1: Attempt to modify a readonly table"),
+    ("getmetatable(_G).__index = {}", "ERR user_script:1: Attempt to modify a readonly table"),
     ("rawset(_G, 'x', 1)", "ERR Attempt to modify a readonly table"),
     ("setmetatable(_G, nil)", "ERR Attempt to modify a readonly table"),
     ("table.insert(_G, 1)", "ERR Attempt to modify a readonly table"),
@@ -496,6 +517,10 @@ LIBRARIES = [
     ("return cjson.encode('a/b\"c')", ("$", b'"a\\/b\\"c"')),
     ("return cjson.encode({[1]=1,[3]=3})", ("$", b"[1,null,3]")),
     ("return bit.tohex(65535)", ("$", b"0000ffff")),
+    ("return bit.tohex(65535, -8)", ("$", b"0000FFFF")),
+    # -2^31 (and 2^31, the same 32 bits) cannot be negated: taken as -(2^31 - 1).
+    ("return bit.tohex(65535, -2147483648)", ("$", b"0000FFFF")),
+    ("return bit.tohex(65535, 2147483648)", ("$", b"0000FFFF")),
     ("return bit.bnot(0)", (":", -1)),
     ("return {bit.bswap(0x12345678), bit.rol(1, 33), bit.arshift(-256, 4)}",
      ("*", [(":", 2018915346), (":", 2), (":", -16)])),
@@ -721,6 +746,29 @@ def test_memory_limit_fails_the_script_not_the_server(server, r):
     assert r.eval("return #string.rep('y', 20000000)", 0) == 20000000
 
 
+@pytest.mark.basalt_only(reason="Redis 7.2 behaviour: 7.0 refuses blocking commands and WAIT "
+                                "in scripts")
+def test_blocking_commands_in_scripts_answer_as_on_timeout(c):
+    c.call("RPUSH", "full", "x")
+    # Nothing to pop: the reply a timeout gives (a null, false to Lua), at once, where timeout 0
+    # would block for ever.
+    for call in ("'blpop', 'l', 0", "'brpop', 'l', 0", "'blmove', 'l', 'l2', 'LEFT', 'LEFT', 0",
+                 "'brpoplpush', 'l', 'l2', 0", "'bzpopmin', 'z', 0", "'bzpopmax', 'z', 0",
+                 "'blmpop', 0, 1, 'l', 'LEFT'", "'bzmpop', 0, 1, 'z', 'MIN'"):
+        assert ev(c, "return redis.pcall(%s) == false" % call) == (":", 1), call
+    assert ev(c, "return redis.pcall('wait', '1', '0')") == (":", 0)
+    # Something to pop: served as outside a script.
+    assert ev(c, "return redis.call('blpop', 'full', 0)") == ("*", [("$", b"full"), ("$", b"x")])
+
+
+@pytest.mark.basalt_only(reason="Redis 7.2 behaviour: 7.0 answers TIME with the current time")
+def test_time_is_frozen_inside_a_script(c):
+    # The loop takes milliseconds; both calls still tell the script's start.
+    t, v = ev(c, "local a = redis.call('time') for i = 1, 3000000 do end "
+                 "return {a, redis.call('time')}")
+    assert t == "*" and v[0] == v[1]
+
+
 @pytest.mark.basalt_only
 def test_error_table_without_message(c):
     # Redis 7.0.15 crashes on this one; Basalt replies with an error.
@@ -739,3 +787,42 @@ def test_deeply_nested_return_is_cut_with_an_error(c):
         buf += chunk
     assert buf.startswith(b"*1\r\n*1\r\n")
     assert c.call("PING") == ("+", b"PONG")
+
+
+def test_min_replicas_to_write_refuses_scripts_that_write(r):
+    """A script whose shebang does not say no-writes is refused before it runs; one without a
+    shebang only when it writes, as Redis 7.2 does."""
+    r.set("x", "some value")
+    r.config_set("min-replicas-to-write", 1)
+    try:
+        assert r.eval("#!lua flags=no-writes\nreturn redis.call('get','x')", 1, "x") == \
+            "some value"
+        assert r.eval("return redis.call('get','x')", 1, "x") == "some value"
+        with pytest.raises(redis.ResponseError,
+                           match="^NOREPLICAS Not enough good replicas to write.$"):
+            r.eval("#!lua\nreturn redis.call('get','x')", 1, "x")
+        with pytest.raises(redis.ResponseError, match="NOREPLICAS Not enough good replicas"):
+            r.eval("return redis.call('set','x',1)", 1, "x")
+    finally:
+        r.config_set("min-replicas-to-write", 0)
+    assert r.get("x") == "some value"
+
+
+def test_a_call_refused_inside_a_script_counts_once_as_rejected(r):
+    """Redis counts the refusal where it happens: the error once (not again for the script's
+    error reply) and a rejected call of the command, not a call."""
+    r.config_resetstat()
+    r.config_set("maxmemory", 1)
+    try:
+        with pytest.raises(redis.ResponseError, match="^OOM command not allowed"):
+            r.eval("return redis.call('set','x','y')", 1, "x")
+        assert r.eval("return redis.pcall('set','x','y')['err']", 1, "x").startswith("OOM ")
+    finally:
+        r.config_set("maxmemory", 0)
+    assert r.info("errorstats")["errorstat_OOM"]["count"] == 2
+    assert r.info("stats")["total_error_replies"] == 2
+    commands = r.info("commandstats")
+    assert commands["cmdstat_set"]["calls"] == 0
+    assert commands["cmdstat_set"]["rejected_calls"] == 2
+    assert commands["cmdstat_eval"]["calls"] == 2
+    assert commands["cmdstat_eval"]["failed_calls"] == 1

@@ -23,12 +23,20 @@ import redis.sentinel
 from conftest import REDIS_SERVER, ServerProcess, basalt_binary, free_port
 from helpers import parse_info, wait_until
 
-pytestmark = pytest.mark.slow
+# Sentinel's own timers set the pace (a second to see a master down, the election, then its
+# periodic INFO to notice the old master back): each wait below may take up to
+# FAILOVER_TIMEOUT, so the suite's 60 s per test would cut a slow but healthy run short, and
+# hide the failing assertion's diagnosis (the roles and Sentinel's log) if one is not.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(480)]
 
 REDIS_SENTINEL = os.environ.get("REDIS_SENTINEL", "/usr/bin/redis-sentinel")
 MASTER_NAME = "basaltha"
 DOWN_AFTER_MS = 1000
 FAILOVER_TIMEOUT = 60.0
+# Sentinel turns a returning old master into a replica only after two of its INFO rounds to
+# replicas (every 10 s) at least 8 s apart, each after the instance answers pings again; the
+# replica then syncs. Under the sanitizer build on a busy 2-core machine that has run past 60 s.
+CONVERT_TIMEOUT = 150.0
 
 
 class ConfiguredServer(ServerProcess):
@@ -195,7 +203,7 @@ def test_sentinel_fails_over_and_turns_the_old_master_into_a_replica(target):
         # new master and has it rewrite that file.
         master.start(retries=0)
         assert wait_until(lambda: (role(master) or [None])[0] == "slave" and
-                          role(master)[2] == new_port, timeout=FAILOVER_TIMEOUT,
+                          role(master)[2] == new_port, timeout=CONVERT_TIMEOUT,
                           interval=0.2), (role(master), sentinels[0].log_tail())
         assert wait_until(lambda: (role(other) or [None])[0] == "slave" and
                           role(other)[2] == new_port, timeout=FAILOVER_TIMEOUT, interval=0.2)

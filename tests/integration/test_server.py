@@ -537,6 +537,25 @@ def test_slowlog(server, r, c):
         r.config_set("slowlog-log-slower-than", 10000)
 
 
+def test_slowlog_keeps_no_secrets(server, r):
+    """The arguments Redis 7.2 redacts: ACL SETUSER's name and rules, the values of sensitive
+    config keys, MIGRATE's credentials."""
+    try:
+        r.config_set("slowlog-log-slower-than", 0)
+        r.slowlog_reset()
+        r.execute_command("ACL", "SETUSER", "slowlog-test-user", "+get", "+set")
+        r.config_set("masterauth", "")
+        r.execute_command("MIGRATE", "127.0.0.1", server.port, "nokey", 0, 1000, "AUTH2", "u", "p")
+        r.config_set("slowlog-log-slower-than", -1)
+        logged = [e["command"].decode() for e in r.slowlog_get(10)]
+    finally:
+        r.config_set("slowlog-log-slower-than", 10000)
+        r.execute_command("ACL", "DELUSER", "slowlog-test-user")
+    assert "ACL SETUSER (redacted) (redacted) (redacted)" in logged
+    assert "CONFIG SET masterauth (redacted)" in logged
+    assert "MIGRATE 127.0.0.1 %d nokey 0 1000 AUTH2 (redacted) (redacted)" % server.port in logged
+
+
 def test_slowlog_and_commandstats_time_a_slow_command(r):
     # A script that runs for a while: its time as SLOWLOG and INFO commandstats report it must
     # lie within what the client waited, and be most of it (a clock read at the wrong rate is
@@ -662,6 +681,14 @@ def test_command_getkeys(rr):
     raises(r, "ERR Invalid number of arguments specified for command",
            "COMMAND", "GETKEYS", "GET", "a", "b")
     raises(r, arity("command|getkeys"), "COMMAND", "GETKEYS", "GET")
+    # No keys found: an empty list for EVAL's optional keys, an error for mandatory ones.
+    assert r.execute_command("COMMAND", "GETKEYS", "EVAL", "return 1", "0") == []
+    assert r.execute_command("COMMAND", "GETKEYS", "FCALL", "f", "0") == []
+    assert r.execute_command("COMMAND", "GETKEYS", "EVAL", "return 1", "1", "k") == ["k"]
+    raises(r, "ERR Invalid arguments specified for command",
+           "COMMAND", "GETKEYS", "ZUNION", "0", "x")
+    # A command without keys is refused before its arity is checked.
+    raises(r, "ERR The command has no key arguments", "COMMAND", "GETKEYS", "PING", "x", "y")
     raises(r, "ERR unknown subcommand 'FOO'. Try COMMAND HELP.", "COMMAND", "FOO")
 
 

@@ -55,6 +55,14 @@ def test_sort_by_and_get_patterns(r):
     assert r.sort("ids", get="nostar") == [None, None, None]
 
 
+def test_only_the_last_store_is_a_key(r):
+    assert r.command_getkeys("SORT", "abc", "STORE", "invalid", "STORE", "stillbad", "STORE",
+                             "def") == ["abc", "def"]
+    r.rpush("l", "2", "1")
+    assert r.execute_command("SORT", "l", "STORE", "first", "STORE", "last") == 2
+    assert r.exists("first") == 0 and r.lrange("last", 0, -1) == ["1", "2"]
+
+
 def test_sort_store_replaces_the_destination_with_a_list(r):
     r.rpush("l", "3", "1", "2")
     r.set("dst", "a string")

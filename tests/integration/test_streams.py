@@ -438,6 +438,33 @@ def test_xreadgroup_new_entries_and_pending(rr):
     assert hist == [["s", []]]
 
 
+def test_xreadgroup_redelivers_entries_pending_after_setid_back(rr):
+    # Entries after the group's last ID can already be pending once SETID moved the group back:
+    # a new read hands them to the reader, as Redis's streamReplyWithRange steals them.
+    fill(rr, n=3)
+    rr.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    rr.execute_command("XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", ">")
+    assert rr.execute_command("XGROUP", "SETID", "s", "g", "0") == "OK"
+    got = rr.execute_command("XREADGROUP", "GROUP", "g", "bob", "COUNT", 2, "STREAMS", "s", ">")
+    assert ids(got[0][1]) == ["1-1", "2-1"]
+    assert rr.execute_command("XPENDING", "s", "g") == [3, "1-1", "3-1",
+                                                        [["alice", "1"], ["bob", "2"]]]
+    ext = rr.execute_command("XPENDING", "s", "g", "-", "+", 10)
+    assert [(e[0], e[1], e[3]) for e in ext] == [("1-1", "bob", 1), ("2-1", "bob", 1),
+                                                 ("3-1", "alice", 1)]
+
+
+def test_xreadgroup_takes_an_entry_claimed_ahead_of_the_group(rr):
+    fill(rr, n=3)
+    rr.execute_command("XGROUP", "CREATE", "s", "g", "0")
+    assert rr.execute_command("XCLAIM", "s", "g", "carol", 0, "3-1", "FORCE", "JUSTID") == ["3-1"]
+    got = rr.execute_command("XREADGROUP", "GROUP", "g", "dave", "STREAMS", "s", ">")
+    assert ids(got[0][1]) == ["1-1", "2-1", "3-1"]
+    assert rr.execute_command("XPENDING", "s", "g") == [3, "1-1", "3-1", [["dave", "3"]]]
+    assert rr.execute_command("XACK", "s", "g", "3-1", "2-1", "1-1") == 3
+    assert rr.execute_command("XPENDING", "s", "g") == [0, None, None, None]
+
+
 def test_xreadgroup_history_reports_deleted_entries(rr):
     fill(rr, n=2)
     rr.execute_command("XGROUP", "CREATE", "s", "g", "0")
@@ -788,6 +815,22 @@ def test_xread_block_woken_by_xadd(server, r, rr):
     t.join(5)
     assert box["reply"] == [["s", [("2-1", {"k": "v"})]]]
     assert r.info("clients")["blocked_clients"] == 0
+
+
+def test_xread_block_waits_on_when_the_key_becomes_another_type(server, r, rr):
+    t, box = blocking_call(server, "XREAD", "BLOCK", 0, "STREAMS", "s1", "$")
+    wait_blocked(r)
+    p = rr.pipeline(transaction=True)
+    p.execute_command("XADD", "s1", "1-1", "old", "v")
+    p.execute_command("DEL", "s1")
+    p.execute_command("LPUSH", "s1", "foo", "bar")
+    p.execute()
+    time.sleep(0.2)
+    assert r.info("clients")["blocked_clients"] == 1
+    rr.delete("s1")
+    add(rr, "s1", "5-1", "new", "v")
+    t.join(5)
+    assert box["reply"] == [["s1", [("5-1", {"new": "v"})]]]
 
 
 def test_xread_block_times_out(server, rr):

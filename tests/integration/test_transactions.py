@@ -463,3 +463,108 @@ def test_exec_is_atomic_for_concurrent_readers(server, r):
     assert writes and writes[0] > 0
     assert seen > 0
     assert r.mget("a", "b") == [str(writes[0])] * 2
+
+
+# --------------------------------------------------------------------------------------
+# Refusals that doom a transaction, as Redis 7.2's rejectCommand: a busy script, too few
+# replicas, a stale replica, a server that became a replica since the commands were queued.
+# --------------------------------------------------------------------------------------
+BUSY = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+
+
+def busy_script(server):
+    """Starts an endless script on a connection of its own; returns it once others get BUSY."""
+    runner = RawConn(server.port)
+    runner.send("EVAL", "while true do end", "0")
+    deadline = time.monotonic() + 5
+    with RawConn(server.port) as probe:
+        while time.monotonic() < deadline and probe.call("PING") != ("-", BUSY):
+            time.sleep(0.02)
+    return runner
+
+
+def kill_script(server, runner):
+    with RawConn(server.port) as killer:
+        assert killer.call("SCRIPT", "KILL") == OK
+    assert runner.read()[0] == "-"
+    runner.close()
+
+
+def test_multi_passes_a_busy_script_and_a_refused_command_dooms_it(server, r, c):
+    r.config_set("busy-reply-threshold", 50)
+    try:
+        r.set("xx", 1)
+        runner = busy_script(server)
+        assert c.call("MULTI") == OK
+        assert c.call("INCR", "xx") == ("-", BUSY)
+        kill_script(server, runner)
+        assert c.call("INCR", "xx") == QUEUED
+        assert c.call("EXEC") == ("-", EXECABORT)
+        assert r.get("xx") == "1"
+    finally:
+        r.config_set("busy-reply-threshold", 5000)
+
+
+def test_exec_during_a_busy_script_discards_the_transaction(server, r, c):
+    r.config_set("busy-reply-threshold", 50)
+    try:
+        r.set("xx", 1)
+        assert c.call("MULTI") == OK
+        assert c.call("INCR", "xx") == QUEUED
+        runner = busy_script(server)
+        assert c.call("EXEC") == ("-", "EXECABORT Transaction discarded because of: " + BUSY)
+        kill_script(server, runner)
+        assert r.get("xx") == "1"
+        assert c.call("EXEC") == ("-", "ERR EXEC without MULTI")
+    finally:
+        r.config_set("busy-reply-threshold", 5000)
+
+
+def test_min_replicas_to_write_refuses_writes_and_transactions_that_write(server, r, c):
+    r.set("xx", 1)
+    assert c.call("MULTI") == OK
+    assert c.call("INCR", "xx") == QUEUED
+    r.config_set("min-replicas-to-write", 2)
+    try:
+        assert c.call("EXEC") == ("-", "EXECABORT Transaction discarded because of: NOREPLICAS "
+                                       "Not enough good replicas to write.")
+        assert c.call("SET", "k", "v") == ("-", "NOREPLICAS Not enough good replicas to write.")
+        assert c.call("GET", "xx") == ("$", b"1")
+        assert c.call("MULTI") == OK
+        assert c.call("GET", "xx") == QUEUED
+        assert c.call("EXEC") == ("*", [("$", b"1")])
+    finally:
+        r.config_set("min-replicas-to-write", 0)
+
+
+def test_stale_replica_refuses_what_needs_fresh_data(server, r, c):
+    r.set("xx", 1)
+    r.config_set("replica-serve-stale-data", "no")
+    try:
+        assert c.call("MULTI") == OK
+        assert c.call("GET", "xx") == QUEUED
+        r.replicaof("127.0.0.1", 1)  # nothing listens there: the link stays down
+        masterdown = ("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set "
+                      "to 'no'.")
+        assert c.call("EXEC") == ("-", "EXECABORT Transaction discarded because of: " + masterdown)
+        assert c.call("GET", "xx") == ("-", masterdown)
+        assert c.call("PING") == ("-", masterdown)
+        assert c.call("INFO", "replication")[0] == "$"  # allowed on stale data
+    finally:
+        r.replicaof("no", "one")
+        r.config_set("replica-serve-stale-data", "yes")
+    assert c.call("GET", "xx") == ("$", b"1")
+
+
+def test_replicaof_inside_multi_does_not_stop_the_commands_after_it(server, r, c):
+    r.set("foo", "bar")
+    assert c.call("MULTI") == OK
+    assert c.call("SET", "foo2", "bar") == QUEUED
+    assert c.call("REPLICAOF", "127.0.0.1", "1") == QUEUED
+    assert c.call("SET", "foo3", "bar") == QUEUED
+    try:
+        assert c.call("EXEC") == ("*", [OK, OK, OK])
+        assert c.call("SET", "foo4", "bar") == ("-", "READONLY You can't write against a read "
+                                                     "only replica.")
+    finally:
+        r.replicaof("no", "one")

@@ -498,6 +498,7 @@ def test_set_algebra_errors(ab):
     raises(ab, SYNTAX, "ZUNIONSTORE", "o", 1, "a", "WITHSCORES")
     raises(ab, SYNTAX, "ZDIFF", 1, "a", "WEIGHTS", 1)
     raises(ab, "ERR LIMIT can't be negative", "ZINTERCARD", 1, "a", "LIMIT", -1)
+    raises(ab, "ERR LIMIT can't be negative", "ZINTERCARD", 1, "a", "LIMIT", "x")
     raises(ab, NOT_INT, "ZUNION", "x", "a")
 
 

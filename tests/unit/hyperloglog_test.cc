@@ -185,5 +185,25 @@ TEST(HyperLogLog, ErrorStaysNearTheStandardError) {
   }
 }
 
+TEST(HyperLogLog, DescribeSparseSpellsTheOpcodesAsRedis) {
+  Registers r = Zero();
+  Add(&r, "a");
+  Add(&r, "b");
+  Add(&r, "c");
+  // Redis: PFADD h a b c, then PFDEBUG DECODE h
+  EXPECT_EQ(DescribeSparse(Serialize(r, "", true, 3000)),
+            "Z:8436 v:1,1 Z:4274 v:2,1 Z:3068 v:1,1 Z:603");
+  EXPECT_EQ(DescribeSparse(Serialize(Zero(), "", true, 3000)), "Z:16384");
+  // A ZERO opcode (run 64), then a VAL of value 3 over 2 registers, as written by hand.
+  std::string value = Serialize(Zero(), "", true, 3000).substr(0, 16) + "\x3f\x89"s;
+  EXPECT_EQ(DescribeSparse(value), "z:64 v:3,2");
+}
+
+TEST(HyperLogLog, SelfTestPasses) {
+  EXPECT_EQ(SelfTest(3000), "");
+  // 40 bytes cannot hold ten registers sparse, yet 10 < 40 / 2 requires it (Redis fails alike).
+  EXPECT_EQ(SelfTest(40), "TESTFAILED sparse encoding not used");
+}
+
 }  // namespace
 }  // namespace basalt::hll

@@ -422,7 +422,9 @@ class RecordingTouchListener : public Keyspace::TouchListener {
   void OnKeyTouched(uint8_t pdb, std::string_view key) override {
     touched.emplace_back(pdb, std::string(key));
   }
+  void OnDatabasesSwapped(uint8_t a, uint8_t b) override { swapped.emplace_back(a, b); }
   bool listening = true;
+  std::vector<std::pair<int, int>> swapped;
   std::vector<std::pair<int, std::string>> touched;
 };
 
@@ -465,6 +467,18 @@ TEST_F(KeyspaceTest, CommitsTellTheTouchListenerOnlyWhileItListensOrKeysAreWatch
   listener.listening = true;
   Set(0, "heard", "v");
   EXPECT_EQ(listener.touched, (std::vector<std::pair<int, std::string>>{{pdb, "heard"}}));
+  ks_->SetTouchListener(nullptr);
+}
+
+TEST_F(KeyspaceTest, SwapDatabasesTellsTheListeningTouchListenerBothPhysicalDatabases) {
+  RecordingTouchListener listener;
+  ks_->SetTouchListener(&listener);
+  const int pdb0 = ks_->Physical(0), pdb1 = ks_->Physical(1);
+  ASSERT_TRUE(ks_->SwapDatabases(0, 1).ok());
+  EXPECT_EQ(listener.swapped, (std::vector<std::pair<int, int>>{{pdb0, pdb1}}));
+  listener.listening = false;
+  ASSERT_TRUE(ks_->SwapDatabases(0, 1).ok());
+  EXPECT_EQ(listener.swapped.size(), 1u);
   ks_->SetTouchListener(nullptr);
 }
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,58 @@ TEST(RdbValueTest, RefusesEmptyAndDuplicateCollections) {
                                          "b",
                                          6),
                              &ok));
+}
+
+TEST(RdbCompactTest, ListpackBuilderRoundTripsEveryEncoding) {
+  // Integers at each encoding's edges, strings of each length form, and entries long enough to
+  // need two- and three-byte back-lengths.
+  const std::vector<int64_t> ints = {
+      0,          127,           128,          -1,        4095,     -4096,    4096,
+      -4097,      32767,         -32768,       32768,     8388607,  -8388608, 8388608,
+      2147483647, -2147483648LL, 2147483648LL, INT64_MAX, INT64_MIN};
+  const std::vector<std::string> strings = {"",
+                                            "a",
+                                            std::string(63, 'x'),
+                                            std::string(64, 'y'),
+                                            std::string(4095, 'z'),
+                                            std::string(4096, 'w'),
+                                            std::string(20000, 'v')};
+  rdb::ListpackBuilder builder;
+  std::vector<std::string> expected;
+  for (int64_t v : ints) {
+    builder.AddInt(v);
+    expected.push_back(std::to_string(v));
+  }
+  for (const auto& s : strings) {
+    builder.AddString(s);
+    expected.push_back(s);
+  }
+  std::string lp = builder.Finish();
+  std::vector<std::string> decoded;
+  ASSERT_TRUE(rdb::DecodeListpack(lp, &decoded));
+  EXPECT_EQ(decoded, expected);
+  // The smallest encodings: 0 and 127 take one byte each plus a one-byte back-length.
+  EXPECT_EQ(static_cast<uint8_t>(lp[6]), 0);
+  EXPECT_EQ(static_cast<uint8_t>(lp[8]), 127);
+}
+
+TEST(RdbEncodingTest, ReaderWindowSaysWhetherMoreInputWouldHelp) {
+  std::string data;
+  rdb::AppendString(&data, std::string(100, 'a'));
+  // Only 20 of the 101 bytes are in the window, but the input holds them all: exhausted.
+  rdb::Reader window(std::string_view(data).substr(0, 20), data.size());
+  std::string out;
+  EXPECT_FALSE(window.ReadString(&out));
+  EXPECT_TRUE(window.exhausted());
+  // The same claim with only 50 bytes left in the whole input: plainly malformed.
+  rdb::Reader short_input(std::string_view(data).substr(0, 20), 50);
+  EXPECT_FALSE(short_input.ReadString(&out));
+  EXPECT_FALSE(short_input.exhausted());
+  EXPECT_FALSE(short_input.Fits(1000, 1));
+  EXPECT_FALSE(short_input.exhausted());
+  rdb::Reader whole(data);
+  ASSERT_TRUE(whole.ReadString(&out));
+  EXPECT_EQ(out, std::string(100, 'a'));
 }
 
 }  // namespace

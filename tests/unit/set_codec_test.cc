@@ -102,8 +102,8 @@ TEST_F(SetCodecTest, ProbesIntoALargeSetAreDistinctAndSpread) {
 
 // FLUSHDB drops a database with range deletions, and RocksDB's iterators step over the keys
 // such a deletion covers one by one while both sit in one memtable, whatever the iterator's
-// bounds: after a FLUSHALL, a read that ran off the end of a small set walked every flushed key
-// sorting after it (docs/benchmarks.md, change 37). The versioned families ignore range
+// bounds: after a FLUSHALL, a read that runs off the end of a small set would walk every flushed
+// key sorting after it (docs/benchmarks.md, "Storage upkeep"). The versioned families ignore range
 // deletions (Engine::PrepareRead), so reading the new set compares a few keys, not thousands.
 // (Once flushed to a file, RocksDB seeks past the covered keys itself.)
 TEST_F(SetCodecTest, ReadsAfterAFlushDoNotStepOverTheFlushedMembers) {
