@@ -282,7 +282,9 @@ def test_masterauth_and_masteruser_reach_a_password_protected_redis_master(pair)
     b.close()
 
 
+# 15 s here, 40 s under ASan on 2 cores: the default 60 s is too close for a loaded CI machine.
 @pytest.mark.slow
+@pytest.mark.timeout(300)
 def test_a_load_longer_than_the_masters_repl_timeout_keeps_the_link(pair):
     """A master that sent its RDB from a file times the replica out after repl-timeout seconds
     without a sign of life, and a load of this many keys takes Basalt longer than that (without

@@ -362,6 +362,8 @@ def wait_for_progress(read_log):
         "the import never reported progress"
 
 
+# Two imports of a million keys and three starts: 22 s under ASan on 2 cores.
+@pytest.mark.timeout(240)
 def test_import_command_killed_midway_leaves_nothing_after_restart(big_dump):
     """kill -9 while IMPORT RDB has committed part of the file: the restarted server finds the
     import's mark, empties the keyspace (which was empty before the import), says so, and can
