@@ -4,13 +4,50 @@
 #include <bit>
 #include <cstring>
 
+#include <glog/logging.h>
+
 #include "common/strutil.h"
 
 namespace basalt {
 
 namespace {
 
-// Parses a row's "name:arity[:categories] ..." subcommand list.
+uint32_t ShownFlagsMask() {
+  uint32_t mask = 0;
+  for (const CommandFlagName& f : CommandFlagNames()) mask |= f.bit;
+  return mask;
+}
+
+// "admin,noscript,stale" as flag bits. The rows are the project's own, so an unknown name is a
+// programming error: the table is built at the first lookup, which every test makes.
+uint32_t ParseFlagNames(std::string_view text) {
+  uint32_t flags = 0;
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view name = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    bool known = false;
+    for (const CommandFlagName& f : CommandFlagNames()) {
+      if (name == f.name) {
+        flags |= f.bit;
+        known = true;
+      }
+    }
+    CHECK(known) << "unknown command flag '" << name << "' in a subcommand row";
+  }
+  return flags;
+}
+
+uint32_t DerivedSubcommandFlags(const CommandSpec& spec, std::string_view name,
+                                std::string_view categories) {
+  if (name == "help") return kCmdLoading | kCmdStale;
+  uint32_t flags = spec.flags & ShownFlagsMask() & ~kCmdAdmin;
+  if (categories.find("@admin") != std::string_view::npos) flags |= kCmdAdmin;
+  if (categories.find("@write") != std::string_view::npos) flags |= kCmdWrite;
+  return flags;
+}
+
+// Parses a row's "name:arity[:categories[:flags]] ..." subcommand list.
 std::vector<SubcommandSpec> ParseSubcommands(const CommandSpec& spec) {
   std::vector<SubcommandSpec> out;
   std::string_view subs = spec.subcommands;
@@ -24,13 +61,19 @@ std::vector<SubcommandSpec> ParseSubcommands(const CommandSpec& spec) {
     SubcommandSpec sub;
     sub.name = std::string(item.substr(0, colon));
     sub.arity = std::stoi(std::string(rest.substr(0, second)));
-    if (second == std::string_view::npos) {
-      sub.acl_categories = spec.acl_categories;
-      sub.acl_categories_len = strlen(spec.acl_categories);
-    } else {
-      sub.acl_categories = rest.data() + second + 1;
-      sub.acl_categories_len = rest.size() - second - 1;
+    std::string_view categories = spec.acl_categories;
+    std::optional<std::string_view> flags;  // listed, possibly as none at all
+    if (second != std::string_view::npos) {
+      categories = rest.substr(second + 1);
+      size_t third = categories.find(':');
+      if (third != std::string_view::npos) {
+        flags = categories.substr(third + 1);
+        categories = categories.substr(0, third);
+      }
     }
+    sub.acl_categories = categories.data();
+    sub.acl_categories_len = categories.size();
+    sub.flags = flags ? ParseFlagNames(*flags) : DerivedSubcommandFlags(spec, sub.name, categories);
     out.push_back(std::move(sub));
   }
   return out;
@@ -50,6 +93,28 @@ const CommandSpec* FindIn(const NameMap& names, std::string_view name) {
 }
 
 }  // namespace
+
+const std::vector<CommandFlagName>& CommandFlagNames() {
+  static const std::vector<CommandFlagName> kNames = {{kCmdWrite, "write"},
+                                                      {kCmdReadOnly, "readonly"},
+                                                      {kCmdDenyOom, "denyoom"},
+                                                      {kCmdAdmin, "admin"},
+                                                      {kCmdPubSub, "pubsub"},
+                                                      {kCmdNoScript, "noscript"},
+                                                      {kCmdBlocking, "blocking"},
+                                                      {kCmdLoading, "loading"},
+                                                      {kCmdStale, "stale"},
+                                                      {kCmdMonitorFirst, "skip_monitor"},
+                                                      {kCmdSkipSlowlog, "skip_slowlog"},
+                                                      {kCmdFast, "fast"},
+                                                      {kCmdNoAuth, "no_auth"},
+                                                      {kCmdNoMandatoryKeys, "no_mandatory_keys"},
+                                                      {kCmdNoAsyncLoading, "no_async_loading"},
+                                                      {kCmdNoMulti, "no_multi"},
+                                                      {kCmdMovableKeys, "movablekeys"},
+                                                      {kCmdAllowBusy, "allow_busy"}};
+  return kNames;
+}
 
 CommandTable::CommandTable() {
   for (auto* family :
@@ -151,14 +216,26 @@ const std::vector<SubcommandSpec>& CommandTable::Subcommands(const CommandSpec& 
   return it == subcommands_.end() ? kNone : it->second;
 }
 
+const SubcommandSpec* CommandTable::FindSubcommand(const CommandSpec& spec,
+                                                   const std::vector<std::string>& argv) const {
+  if (argv.size() < 2) return nullptr;
+  for (const SubcommandSpec& sub : Subcommands(spec)) {
+    if (EqualsIgnoreCase(sub.name, argv[1])) return &sub;
+  }
+  return nullptr;
+}
+
+uint32_t CommandTable::FlagsOf(const CommandSpec& spec,
+                               const std::vector<std::string>& argv) const {
+  const SubcommandSpec* sub = FindSubcommand(spec, argv);
+  if (sub == nullptr) return spec.flags;
+  return (spec.flags & ~ShownFlagsMask()) | sub->flags;
+}
+
 size_t CommandTable::StatSlotOf(const CommandSpec& spec,
                                 const std::vector<std::string>& argv) const {
-  if (argv.size() >= 2 && HasSubcommands(spec)) {
-    for (const SubcommandSpec& sub : Subcommands(spec)) {
-      if (EqualsIgnoreCase(sub.name, argv[1])) return sub.stat_slot;
-    }
-  }
-  return IndexOf(&spec);
+  const SubcommandSpec* sub = FindSubcommand(spec, argv);
+  return sub != nullptr ? sub->stat_slot : IndexOf(&spec);
 }
 
 std::vector<size_t> CommandTable::KeyIndexes(const CommandSpec& spec,

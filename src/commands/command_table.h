@@ -66,7 +66,17 @@ enum CommandFlag : uint32_t {
   // Waits on another server (MIGRATE): outside MULTI and scripts it runs on a read thread
   // (commands/offload.h), so that its worker's other clients do not wait with it.
   kCmdWaitsOnPeer = 1 << 25,
+  // Shown by COMMAND INFO only, as Redis 7.2 shows it: refused while a replica loads its data
+  // asynchronously, which Basalt never does.
+  kCmdNoAsyncLoading = 1 << 26,
 };
+
+// The flags COMMAND INFO shows, with Redis's names, in its order.
+struct CommandFlagName {
+  uint32_t bit;
+  const char* name;
+};
+const std::vector<CommandFlagName>& CommandFlagNames();
 
 struct CommandContext {
   ServerState& server;
@@ -99,7 +109,9 @@ struct CommandSpec {
   KeyFinder key_finder = nullptr;
   // Container commands: "name:arity ..." of each subcommand, checked at dispatch like Redis's
   // subcommand table ("encoding:3 freq:3 help:2"). A subcommand whose ACL categories differ
-  // from the container's lists them after a second colon: "get:-3:@admin@slow@dangerous".
+  // from the container's lists them after a second colon: "get:-3:@admin@slow@dangerous"; one
+  // whose flags differ from what SubcommandSpec::flags derives lists them all, by COMMAND
+  // INFO's names, after a third: "reset:-2:@admin@slow@dangerous:admin,noscript,stale".
   const char* subcommands = "";
   // For a command that needs the exclusive keyspace lock only with some arguments (SORT with
   // BY/GET patterns): true when this call does. kCmdExclusive makes every call exclusive.
@@ -116,6 +128,9 @@ struct SubcommandSpec {
   int arity;
   const char* acl_categories;  // points into the row; the container's when not given
   size_t acl_categories_len;
+  // The flags COMMAND INFO shows. Unless the row lists them: the container's, with admin and
+  // write as the categories say, and for HELP Redis's loading and stale only.
+  uint32_t flags = 0;
   size_t stat_slot = 0;  // its CommandStats slot (CommandTable::StatSlotOf)
 };
 
@@ -149,6 +164,12 @@ class CommandTable {
   std::optional<int> SubcommandArity(const CommandSpec& spec, std::string_view sub) const;
   bool HasSubcommands(const CommandSpec& spec) const { return spec.subcommands[0] != '\0'; }
   const std::vector<SubcommandSpec>& Subcommands(const CommandSpec& spec) const;
+  // The subcommand argv[1] names, or nullptr (no container, no argument, unknown subcommand).
+  const SubcommandSpec* FindSubcommand(const CommandSpec& spec,
+                                       const std::vector<std::string>& argv) const;
+  // The flags this call is judged by: a container's own, with the shown ones replaced by its
+  // subcommand's when argv names one.
+  uint32_t FlagsOf(const CommandSpec& spec, const std::vector<std::string>& argv) const;
 
   // Statistics slots (stats/command_stats.h): each command of all() at its IndexOf(), then each
   // subcommand of a container command.

@@ -514,8 +514,10 @@ const std::vector<CommandSpec> kDebugCommands = {
      "Displays computer art and the Redis version", "@read @fast"},
     {"module", -2, kCmdNoScript, 0, 0, 0, ModuleCommand, "server",
      "A container for module commands.", "@slow", nullptr,
-     "help:2:@slow list:2:@admin@slow@dangerous load:-3:@admin@slow@dangerous "
-     "loadex:-3:@admin@slow@dangerous unload:3:@admin@slow@dangerous"},
+     "help:2:@slow list:2:@admin@slow@dangerous "
+     "load:-3:@admin@slow@dangerous:admin,no_async_loading,noscript "
+     "loadex:-3:@admin@slow@dangerous:admin,no_async_loading,noscript "
+     "unload:3:@admin@slow@dangerous:admin,no_async_loading,noscript"},
 };
 
 }  // namespace

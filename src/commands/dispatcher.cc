@@ -94,16 +94,12 @@ void SetLastCommand(Session& session, const CommandSpec& spec,
   session.last_command_spec = has_subcommands ? nullptr : &spec;
 }
 
-// As in Redis: while a script is busy only a few commands get through, and of SCRIPT only KILL,
-// of SHUTDOWN only the NOSAVE form.
+// As in Redis: while a script is busy only the allow-busy commands get through (of SCRIPT only
+// KILL, of FUNCTION only KILL and STATS, by their subcommands' flags), and of SHUTDOWN only the
+// NOSAVE form.
 bool AllowedWhileBusy(const CommandSpec& spec, const std::vector<std::string>& argv) {
   if (!(spec.flags & kCmdAllowBusy)) return false;
-  if (strcmp(spec.name, "script") == 0)
-    return argv.size() == 2 && EqualsIgnoreCase(argv[1], "kill");
-  if (strcmp(spec.name, "function") == 0) {
-    return argv.size() == 2 &&
-           (EqualsIgnoreCase(argv[1], "kill") || EqualsIgnoreCase(argv[1], "stats"));
-  }
+  if (!(CommandTable::Get().FlagsOf(spec, argv) & kCmdAllowBusy)) return false;
   if (strcmp(spec.name, "shutdown") == 0) {
     for (size_t i = 1; i < argv.size(); i++) {
       if (EqualsIgnoreCase(argv[i], "nosave")) return true;

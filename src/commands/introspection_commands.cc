@@ -13,30 +13,11 @@ namespace basalt {
 namespace {
 
 void ReplyFlags(Reply& r, uint32_t flags) {
-  static const struct {
-    uint32_t bit;
-    const char* name;
-  } kNames[] = {{kCmdWrite, "write"},
-                {kCmdReadOnly, "readonly"},
-                {kCmdDenyOom, "denyoom"},
-                {kCmdAdmin, "admin"},
-                {kCmdPubSub, "pubsub"},
-                {kCmdNoScript, "noscript"},
-                {kCmdLoading, "loading"},
-                {kCmdStale, "stale"},
-                {kCmdMonitorFirst, "skip_monitor"},
-                {kCmdSkipSlowlog, "skip_slowlog"},
-                {kCmdFast, "fast"},
-                {kCmdNoAuth, "no_auth"},
-                {kCmdNoMandatoryKeys, "no_mandatory_keys"},
-                {kCmdNoMulti, "no_multi"},
-                {kCmdAllowBusy, "allow_busy"},
-                {kCmdBlocking, "blocking"},
-                {kCmdMovableKeys, "movablekeys"}};
+  const std::vector<CommandFlagName>& names = CommandFlagNames();
   size_t n = 0;
-  for (const auto& f : kNames) n += (flags & f.bit) ? 1 : 0;
+  for (const CommandFlagName& f : names) n += (flags & f.bit) ? 1 : 0;
   r.Set(n);
-  for (const auto& f : kNames) {
+  for (const CommandFlagName& f : names) {
     if (flags & f.bit) r.Simple(f.name);
   }
 }
@@ -51,18 +32,14 @@ void ReplyCategories(Reply& r, std::string_view text) {
   }
 }
 
-// A subcommand's entry, "config|get": it shares its container's flags, except that only the
-// @admin ones are admin and the @write ones (FUNCTION LOAD, ...) are writes.
+// A subcommand's entry, "config|get".
 void ReplySubcommandInfo(Reply& r, const CommandSpec& spec, const SubcommandSpec& sub) {
   std::string_view categories(sub.acl_categories, sub.acl_categories_len);
-  uint32_t flags = spec.flags & ~kCmdAdmin;
-  if (categories.find("@admin") != std::string_view::npos) flags |= kCmdAdmin;
-  if (categories.find("@write") != std::string_view::npos) flags |= kCmdWrite;
   std::string full_name = std::string(spec.name) + "|" + sub.name;
   r.Array(10);
   r.Bulk(full_name);
   r.Integer(sub.arity);
-  ReplyFlags(r, flags);
+  ReplyFlags(r, sub.flags);
   // The container's key positions are those of its subcommands that take keys.
   const std::vector<KeySpec>& specs = KeySpecsOf(full_name);
   r.Integer(specs.empty() ? 0 : spec.first_key);

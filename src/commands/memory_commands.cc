@@ -249,7 +249,7 @@ void MemoryCommand(CommandContext& c) {
 const std::vector<CommandSpec> kMemoryCommands = {
     {"memory", -2, kCmdReadOnly, 2, 2, 1, MemoryCommand, "server",
      "A container for memory diagnostics commands.", "@slow", nullptr,
-     "doctor:2:@slow help:2:@slow malloc-stats:2:@slow purge:2:@slow stats:2:@slow "
+     "doctor:2:@slow: help:2:@slow malloc-stats:2:@slow: purge:2:@slow: stats:2:@slow: "
      "usage:-3:@read@slow"},
 };
 

@@ -67,15 +67,7 @@ std::string MonitorLine(int64_t unix_us, int db, std::string_view source,
 }
 
 bool ShownToMonitors(const CommandSpec& spec, const std::vector<std::string>& argv) {
-  if (spec.flags & kCmdAdmin) return false;
-  const CommandTable& table = CommandTable::Get();
-  if (argv.size() < 2 || !table.HasSubcommands(spec)) return true;
-  for (const SubcommandSpec& sub : table.Subcommands(spec)) {
-    if (!EqualsIgnoreCase(sub.name, argv[1])) continue;
-    std::string_view categories(sub.acl_categories, sub.acl_categories_len);
-    return categories.find("@admin") == std::string_view::npos;
-  }
-  return true;
+  return !(CommandTable::Get().FlagsOf(spec, argv) & kCmdAdmin);
 }
 
 void Monitors::Add(Session& session) {

@@ -188,8 +188,10 @@ const std::vector<CommandSpec> kPubSubCommands = {
      "Post a message to a shard channel", "@pubsub @fast"},
     {"pubsub", -2, 0, 0, 0, 0, PubsubCommand, "pubsub", "A container for Pub/Sub commands.",
      "@slow", nullptr,
-     "channels:-2:@pubsub@slow numpat:2:@pubsub@slow numsub:-2:@pubsub@slow "
-     "shardchannels:-2:@pubsub@slow shardnumsub:-2:@pubsub@slow help:2:@slow"},
+     "channels:-2:@pubsub@slow:loading,pubsub,stale numpat:2:@pubsub@slow:loading,pubsub,stale "
+     "numsub:-2:@pubsub@slow:loading,pubsub,stale "
+     "shardchannels:-2:@pubsub@slow:loading,pubsub,stale "
+     "shardnumsub:-2:@pubsub@slow:loading,pubsub,stale help:2:@slow"},
 };
 
 }  // namespace

@@ -545,7 +545,8 @@ void XAutoClaimCommand(CommandContext& c) {
 const std::vector<CommandSpec> kStreamGroupCommands = {
     {"xgroup", -2, kCmdWrite, 2, 2, 1, XGroupCommand, "stream",
      "A container for consumer groups commands.", "@slow", nullptr,
-     "create:-5:@write@stream@slow createconsumer:5:@write@stream@slow "
+     "create:-5:@write@stream@slow:denyoom,write "
+     "createconsumer:5:@write@stream@slow:denyoom,write "
      "delconsumer:5:@write@stream@slow destroy:4:@write@stream@slow "
      "setid:-5:@write@stream@slow help:2:@stream@slow"},
     {"xack", -4, kCmdWrite | kCmdFast, 1, 1, 1, XAckCommand, "stream",

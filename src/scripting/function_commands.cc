@@ -206,9 +206,12 @@ const std::vector<CommandSpec> kFunctionCommands = {
      "Invokes a read-only function.", "@slow @scripting", FcallKeys},
     {"function", -2, kCmdNoScript | kCmdAllowBusy, 0, 0, 0, FunctionCommand, "scripting",
      "A container for function commands.", "@slow", nullptr,
-     "load:-3:@write@slow@scripting delete:3:@write@slow@scripting "
-     "flush:-2:@write@slow@scripting list:-2:@slow@scripting stats:2:@slow@scripting "
-     "kill:2:@slow@scripting dump:2:@slow@scripting restore:-3:@write@slow@scripting "
+     "load:-3:@write@slow@scripting:denyoom,noscript,write "
+     "delete:3:@write@slow@scripting:noscript,write "
+     "flush:-2:@write@slow@scripting:noscript,write list:-2:@slow@scripting:noscript "
+     "stats:2:@slow@scripting "
+     "kill:2:@slow@scripting dump:2:@slow@scripting:noscript "
+     "restore:-3:@write@slow@scripting:denyoom,noscript,write "
      "help:2:@slow@scripting",
      ChangesLibraries},
 };

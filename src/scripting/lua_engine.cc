@@ -277,7 +277,8 @@ std::string ScriptRun::Call(std::vector<std::string>& argv) {
       return refuse("ERR Wrong number of args calling Redis command from script");
     return refuse(error);
   }
-  if ((spec->flags & kCmdNoScript) && !NoScriptLifted(*server, *spec))
+  // By the subcommand's flags: CLUSTER RESET is refused, CLIENT HELP is not.
+  if ((CommandTable::Get().FlagsOf(*spec, argv) & kCmdNoScript) && !NoScriptLifted(*server, *spec))
     return refuse("ERR This Redis command is not allowed from script");
   if (caller != nullptr) {
     std::string denied = AclCheckForScript(*server, *caller, *spec, argv);

@@ -130,7 +130,8 @@ const std::vector<CommandSpec> kScriptingCommands = {
      "Executes a read-only server-side Lua script by SHA1 digest.", "@slow @scripting", EvalKeys},
     {"script", -2, kCmdNoScript | kCmdAllowBusy, 0, 0, 0, ScriptCommand, "scripting",
      "A container for Lua scripts management commands.", "@slow", nullptr,
-     "load:3:@slow@scripting exists:-3:@slow@scripting flush:-2:@slow@scripting "
+     "load:3:@slow@scripting:noscript,stale exists:-3:@slow@scripting:noscript "
+     "flush:-2:@slow@scripting:noscript "
      "kill:2:@slow@scripting help:2:@slow@scripting"},
 };
 

@@ -334,6 +334,14 @@ def test_commands_not_allowed_from_scripts(c, args):
     assert ev(c, body) == ("-", script_error("ERR This Redis command is not allowed from script", body))
 
 
+def test_scripts_are_refused_or_allowed_by_the_subcommands_flags(c):
+    # CLUSTER is callable from scripts, CLUSTER RESET is not; CLIENT is not, CLIENT HELP is.
+    body = "return redis.call('cluster', 'reset')"
+    assert ev(c, body) == ("-", script_error("ERR This Redis command is not allowed from script", body))
+    t, lines = ev(c, "return redis.call('client', 'help')")
+    assert t == "*" and lines[0][1].startswith(b"CLIENT <subcommand>")
+
+
 def test_blmpop_from_a_script_pops_without_blocking(c):
     # Redis 7.0 refuses BLPOP in scripts but runs BLMPOP there, as a non-blocking LMPOP.
     c.call("DEL", "bq")

@@ -659,6 +659,28 @@ def test_command_info_flags_and_keys_as_redis_shows_them(c, name, flags, keys):
     assert [entry[i][1] for i in (3, 4, 5)] == keys
 
 
+@pytest.mark.parametrize("name,flags", [
+    # A subcommand shows its own flags (Redis 7.2's src/commands/*.json), not its container's.
+    ("cluster|reset", [b"admin", b"noscript", b"stale"]),
+    ("cluster|meet", [b"admin", b"stale", b"no_async_loading"]),
+    ("function|load", [b"write", b"denyoom", b"noscript"]),
+    ("function|stats", [b"noscript", b"allow_busy"]),
+    ("function|list", [b"noscript"]),
+    ("script|kill", [b"noscript", b"allow_busy"]),
+    ("script|load", [b"noscript", b"stale"]),
+    ("pubsub|channels", [b"pubsub", b"loading", b"stale"]),
+    ("memory|stats", []),
+    ("memory|usage", [b"readonly"]),
+    ("xgroup|create", [b"write", b"denyoom"]),
+    ("xgroup|destroy", [b"write"]),
+    ("client|help", [b"loading", b"stale"]),
+    ("module|load", [b"admin", b"noscript", b"no_async_loading"]),
+])
+def test_command_info_subcommand_flags_as_redis_shows_them(c, name, flags):
+    t, v = c.call("COMMAND", "INFO", name)
+    assert set(plain(v[0][1][2])) == set(flags)
+
+
 def test_save_is_refused_inside_multi(c):
     assert c.call("MULTI") == ("+", b"OK")
     assert c.call("SAVE") == ("-", "ERR Command not allowed inside a transaction")
