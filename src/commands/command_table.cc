@@ -218,7 +218,7 @@ const std::vector<SubcommandSpec>& CommandTable::Subcommands(const CommandSpec& 
 
 const SubcommandSpec* CommandTable::FindSubcommand(const CommandSpec& spec,
                                                    const std::vector<std::string>& argv) const {
-  if (argv.size() < 2) return nullptr;
+  if (argv.size() < 2 || !HasSubcommands(spec)) return nullptr;  // no map lookup for most
   for (const SubcommandSpec& sub : Subcommands(spec)) {
     if (EqualsIgnoreCase(sub.name, argv[1])) return &sub;
   }

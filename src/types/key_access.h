@@ -12,10 +12,12 @@
 // key written below the Context layer (a replica's applied batches) keeps whatever record its
 // name had.
 //
-// Every access updates both the access time and the LFU counter (Redis updates the one its
-// maxmemory-policy uses), so a policy switched at run time reads sensible values at once. The
-// counter follows Redis: it loses one per lfu-decay-time minutes since the last access, and an
-// access then adds one with probability 1/((counter-5)*lfu-log-factor+1), up to 255.
+// Every access updates the access time, and under an LFU maxmemory-policy the LFU counter too
+// (Redis updates the one its policy uses; counting costs a random draw per access, and OBJECT
+// FREQ answers under an LFU policy only). A policy switched to LFU at run time finds counters as
+// creation left them, decayed since. The counter follows Redis: it loses one per lfu-decay-time
+// minutes since the last access, and an access then adds one with probability
+// 1/((counter-5)*lfu-log-factor+1), up to 255.
 //
 // Thread safety: every method may be called from any thread; each set has a striped mutex.
 #pragma once

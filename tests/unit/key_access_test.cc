@@ -22,6 +22,7 @@ TEST(KeyAccessTableTest, AnUntrackedKeyReadsAsCreatedAtStartUp) {
 
 TEST(KeyAccessTableTest, AccessesSetTheIdleTimeAndCountWithLogFactorZero) {
   Config config;
+  config.maxmemory_lfu = true;
   config.lfu_log_factor = 0;
   KeyAccessTable table(&config, kStart);
   table.Created(1, "k", kStart + 10'000);
@@ -40,6 +41,7 @@ TEST(KeyAccessTableTest, AccessesSetTheIdleTimeAndCountWithLogFactorZero) {
 
 TEST(KeyAccessTableTest, TheDefaultLogFactorMakesHighCountersGrowSlowly) {
   Config config;  // lfu-log-factor 10
+  config.maxmemory_lfu = true;
   KeyAccessTable table(&config, kStart);
   table.Created(0, "k", kStart);
   for (int i = 0; i < 1000; i++) table.Touched(0, "k", kStart);
@@ -49,6 +51,18 @@ TEST(KeyAccessTableTest, TheDefaultLogFactorMakesHighCountersGrowSlowly) {
   const int counter = table.Frequency(0, "k", kStart);
   EXPECT_GT(counter, 10);
   EXPECT_LT(counter, 40);
+}
+
+TEST(KeyAccessTableTest, OnlyAnLfuPolicyCountsAccesses) {
+  Config config;  // maxmemory-policy noeviction
+  KeyAccessTable table(&config, kStart);
+  table.Created(0, "k", kStart);
+  for (int i = 0; i < 10; i++) table.Touched(0, "k", kStart + 5'000);
+  EXPECT_EQ(table.Frequency(0, "k", kStart + 5'000), KeyAccessTable::kLfuInitVal);
+  EXPECT_EQ(table.IdleSeconds(0, "k", kStart + 6'000), 1);
+  config.maxmemory_lfu = true;
+  table.Touched(0, "k", kStart + 6'000);  // at the initial value an access always counts
+  EXPECT_EQ(table.Frequency(0, "k", kStart + 6'000), KeyAccessTable::kLfuInitVal + 1);
 }
 
 TEST(KeyAccessTableTest, RestoredValuesFollowThePolicy) {
