@@ -13,6 +13,12 @@ bool RejectedAsReplica(const ServerState& server, const Session& session, const 
          server.replication->rejects_writes();
 }
 
+bool RunsWhileLoading(const CommandSpec& spec, const std::vector<std::string>& argv) {
+  const uint32_t flags = CommandTable::Get().FlagsOf(spec, argv);
+  return (flags & kCmdLoading) && !(flags & (kCmdWrite | kCmdMayReplicate)) &&
+         spec.first_key == 0 && spec.key_finder == nullptr && !RunsExclusive(spec, argv);
+}
+
 bool LacksGoodReplicas(const ServerState& server) {
   const int64_t needed = server.config->min_replicas_to_write.load(std::memory_order_relaxed);
   if (needed <= 0 || server.replication == nullptr || server.replication->is_replica()) {
@@ -152,6 +158,10 @@ bool Admitted(ServerState& server, Session& session, const CommandSpec& spec,
   if (RefusedAsStale(server, session, spec, argv)) {
     Reject(server, session, spec, reply,
            "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.");
+    return false;
+  }
+  if (server.keyspace->loading() && !RunsWhileLoading(spec, argv)) {
+    Reject(server, session, spec, reply, kLoadingError);
     return false;
   }
   if (RefuseWriteOnStorageError(server, spec, reply)) {

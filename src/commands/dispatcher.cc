@@ -111,13 +111,15 @@ bool AllowedWhileBusy(const CommandSpec& spec, const std::vector<std::string>& a
 
 // Waits for the keyspace lock in short slices instead of blocking outright, so that a command
 // queued behind a script notices when the script turns busy and can answer BUSY (or, for SCRIPT
-// KILL, run) instead of waiting for it to end. False: a script is busy, or `abandon` became
-// true, and the lock is not held.
+// KILL, run) instead of waiting for it to end, and one queued behind a load answers LOADING.
+// False: a script is busy, a load holds the keyspace, or `abandon` became true, and the lock
+// is not held.
 bool LockKeyspace(ServerState& server, bool exclusive, int64_t threshold_ms,
                   const std::atomic<bool>* abandon = nullptr) {
   constexpr int64_t kSliceMs = 20;
   WriterPreferringMutex& mu = server.keyspace->exclusive();
   while (true) {
+    if (server.keyspace->loading()) return false;
     if (exclusive ? mu.try_lock_for_ms(kSliceMs) : mu.try_lock_shared_for_ms(kSliceMs)) return true;
     if (server.script_guard.Busy(threshold_ms)) return false;
     if (abandon != nullptr && abandon->load()) return false;
@@ -414,7 +416,8 @@ void OffloadRead(ServerState& server, Session& session, std::vector<std::string>
 
 // Runs an admitted command under the keyspace lock and its key locks, in a fresh Context that
 // is committed before returning. `allowed_while_busy` commands run without the locks while a
-// script is busy, since they do not touch the key space. With `memory_only`, the Context reads
+// script is busy, and RunsWhileLoading ones while a load holds them, since they do not touch
+// the key space. With `memory_only`, the Context reads
 // memory only; if that was not enough, nothing is committed, the reply is taken back and
 // *missed_memory is set. False when the command was refused (BUSY, READONLY) instead of run.
 bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
@@ -437,6 +440,11 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
   } else if (session.abandon_lock_waits != nullptr && session.abandon_lock_waits->load()) {
     reply.Error("ERR the replication link is stopping");
     return false;
+  } else if (server.keyspace->loading()) {
+    if (!RunsWhileLoading(spec, argv)) {
+      Reject(server, session, spec, reply, kLoadingError);
+      return false;
+    }
   } else if (!allowed_while_busy) {
     reply.Error(BusyScriptError(server.script_guard));
     return false;
@@ -528,7 +536,8 @@ class GroupedRun {
       group_.Commit(server_);
     }
     if (!group_.active() && !Begin(stripes, busy_threshold_ms)) {
-      reply.Error(BusyScriptError(server_.script_guard));
+      reply.Error(server_.keyspace->loading() ? std::string(kLoadingError)
+                                              : BusyScriptError(server_.script_guard));
       return false;
     }
     size_t begin = out->size();

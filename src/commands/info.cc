@@ -212,8 +212,13 @@ void MemorySection(ServerState& s, InfoWriter& w) {
 void PersistenceSection(ServerState& s, InfoWriter& w) {
   const ServerCounters& c = s.counters;
   w.Section("Persistence");
-  w.Field("loading", 0);
+  const bool loading = s.keyspace->loading();
+  w.Field("loading", loading ? 1 : 0);
   w.Field("async_loading", 0);
+  if (loading) {
+    w.Field("loading_start_time", s.keyspace->loading_started_unix());
+    w.Field("loading_total_bytes", static_cast<int64_t>(s.keyspace->loading_total_bytes()));
+  }
   w.Field("current_cow_peak", 0);
   w.Field("current_cow_size", 0);
   w.Field("current_cow_size_age", 0);

@@ -293,12 +293,19 @@ Status RedisFollower::LoadKeepingLinkAlive(ReplSocket* sock, const std::string& 
 }
 
 Status RedisFollower::LoadRdb(const std::string& path) {
-  if (!LockKeyspaceExclusive(keyspace_, *stop_)) return Status::Busy("stopping");
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  keyspace_->BeginLoading(ec ? 0 : static_cast<uint64_t>(size));
+  if (!LockKeyspaceExclusive(keyspace_, *stop_)) {
+    keyspace_->EndLoading();
+    return Status::Busy("stopping");
+  }
   RdbImportOptions options;
   options.install_functions = hooks_.install_functions;
   Status s = keyspace_->FlushAll();
   StatusOr<RdbImportStats> stats = s.ok() ? ImportRdbFile(keyspace_, path, options) : s;
   keyspace_->exclusive().unlock();
+  keyspace_->EndLoading();
   if (!stats.ok()) return stats.status();
   LOG(INFO) << "replication: loaded the Redis master's RDB (version " << stats->version
             << "): " << stats->total_keys << " keys, " << stats->expired_skipped

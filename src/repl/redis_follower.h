@@ -14,11 +14,12 @@
 //      directory ("<dir>.redis-sync.rdb"). Clients keep reading the old data meanwhile.
 //   3. Under the keyspace's exclusive lock every database is emptied and the file is loaded with
 //      the RDB importer (types/rdb_loader.h), through the write-ahead log, so Basalt replicas of
-//      this server receive it. Clients wait for the load as they wait for a loading Redis, and
-//      see the old data or the new, never a mix. A file the importer refuses leaves the data
-//      set empty and fails the session (the link retries). A newline goes to the master every
-//      second meanwhile, as a loading Redis replica sends, so that the master does not time the
-//      link out during a long load.
+//      this server receive it. As a loading Redis does, the server answers LOADING meanwhile,
+//      to all but the commands Redis runs while loading (INFO, CLIENT, ...; the keyspace's
+//      loading()), and clients see the old data or the new, never a mix. A file the importer
+//      refuses leaves the data set empty and fails the session (the link retries). A newline goes
+//      to the master every second meanwhile, as a loading Redis replica sends, so that the master
+//      does not time the link out during a long load.
 //   4. The command stream: RESP multibulk commands from the master's offset on. PING and
 //      REPLCONF are handled here (REPLCONF GETACK * is answered with REPLCONF ACK <offset>);
 //      every other command goes to the MasterCommandSink, which runs it as the master's client

@@ -2,10 +2,13 @@
 // keyspace must be empty. It lives beside the function commands because a file's function
 // libraries are installed through the registry here.
 //
-// The import holds the keyspace's exclusive lock from start to end: other clients wait, as
-// they wait for a loading Redis, and see either nothing or the whole file. The writes go
+// The import holds the keyspace's exclusive lock from start to end and announces the load
+// (Keyspace::BeginLoading): other clients are answered as a loading Redis answers them (LOADING,
+// or INFO and the like at once), and see either nothing or the whole file. The writes go
 // through the write-ahead log, so replicas receive them. A malformed file is an error naming
 // what and where, and the keyspace is left empty.
+#include <filesystem>
+
 #include "commands/command_util.h"
 #include "scripting/scripting.h"
 #include "types/rdb_loader.h"
@@ -21,7 +24,11 @@ void ImportCommand(CommandContext& c) {
   options.install_functions = [&functions](Context& ctx, const std::vector<std::string>& codes) {
     return functions.RestoreLibraries(ctx, codes);
   };
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(c.arg(2), ec);
+  c.server.keyspace->BeginLoading(ec ? 0 : static_cast<uint64_t>(size));
   auto stats = ImportRdbFile(c.server.keyspace, c.arg(2), options);
+  c.server.keyspace->EndLoading();
   if (ReplyIfError(c, stats.status())) return;
   c.reply.Map(5);
   c.reply.Bulk("keys");

@@ -64,6 +64,16 @@ void Keyspace::Close() {
   if (engine_) engine_->Close();
 }
 
+void Keyspace::BeginLoading(uint64_t total_bytes) {
+  loading_total_bytes_ = total_bytes;
+  loading_started_unix_ = UnixMillis() / 1000;
+  loading_.store(true, std::memory_order_release);
+}
+
+void Keyspace::EndLoading() {
+  loading_.store(false, std::memory_order_release);
+}
+
 Status Keyspace::LoadState() {
   std::string value;
   rocksdb::Status s = engine_->Get(ColumnFamily::kCounters, kDbMapKey, &value);

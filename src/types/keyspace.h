@@ -71,6 +71,16 @@ class Keyspace {
   // Held shared by every command and exclusively by EXEC, FLUSHDB/FLUSHALL and SWAPDB.
   WriterPreferringMutex& exclusive() { return exclusive_; }
 
+  // A load that replaces the whole key space (a full sync from a Redis master) holds
+  // exclusive() for as long as it runs. It is announced before the lock is taken and withdrawn
+  // after it is given back, so that commands answer LOADING instead of waiting that long
+  // (commands/admission.h). `total_bytes` is the size of what is loaded.
+  void BeginLoading(uint64_t total_bytes);
+  void EndLoading();
+  bool loading() const { return loading_.load(std::memory_order_acquire); }
+  int64_t loading_started_unix() const { return loading_started_unix_.load(); }
+  uint64_t loading_total_bytes() const { return loading_total_bytes_.load(); }
+
   // Told after each commit of every key it changed (blocked clients wait on these). Set once
   // at start-up, before any command runs; nullptr: nobody.
   class TouchListener {
@@ -201,6 +211,9 @@ class Keyspace {
   std::atomic<int64_t> changes_since_save_{0};
   KeyspaceEvents events_;
   WriterPreferringMutex exclusive_;
+  std::atomic<bool> loading_{false};
+  std::atomic<int64_t> loading_started_unix_{0};
+  std::atomic<uint64_t> loading_total_bytes_{0};
 };
 
 // What a writer saw of a key: the stored entry (possibly expired) and whether it is live.

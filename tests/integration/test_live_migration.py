@@ -31,6 +31,14 @@ def info_repl(server):
         c.close()
 
 
+def get_once_loaded(client, key):
+    """GET, or None while the server answers LOADING (a full sync is being loaded)."""
+    try:
+        return client.get(key)
+    except redis.exceptions.BusyLoadingError:
+        return None
+
+
 def start_redis(diskless, delay=0):
     args = {"repl-diskless-sync": "yes" if diskless else "no",
             "repl-diskless-sync-delay": str(delay)}
@@ -164,7 +172,8 @@ def test_basalt_follows_a_redis_master_and_takes_over(pair):
 
     with Writer(master) as writer:
         # Basalt follows while the master takes writes.
-        assert wait_until(lambda: int(b.get("live:counter") or 0) >= 50, timeout=SYNC_TIMEOUT)
+        assert wait_until(lambda: int(get_once_loaded(b, "live:counter") or 0) >= 50,
+                          timeout=SYNC_TIMEOUT)
         with pytest.raises(redis.ResponseError,
                            match=exact("READONLY You can't write against a read only replica.")):
             b.set("live:counter", 0)
@@ -216,7 +225,7 @@ def test_diskless_master_and_a_dropped_link_resync_in_full(pair):
     m.client_kill_filter(_type="slave")
     m.set("while:away", "1")
     m.delete("db0:string-small")
-    assert wait_until(lambda: basalt.client().get("while:away") == "1", timeout=SYNC_TIMEOUT)
+    assert wait_until(lambda: get_once_loaded(basalt.client(), "while:away") == "1", timeout=SYNC_TIMEOUT)
     assert wait_until(lambda: info_repl(basalt).get("master_link_status") == "up",
                       timeout=SYNC_TIMEOUT)
     wait_caught_up(basalt, master)
@@ -240,7 +249,7 @@ def test_master_gone_leaves_basalt_serving_reads(pair):
     master.client().set("kept", "value")
     follow(basalt, master)
     b = basalt.client()
-    assert wait_until(lambda: b.get("kept") == "value", timeout=SYNC_TIMEOUT)
+    assert wait_until(lambda: get_once_loaded(b, "kept") == "value", timeout=SYNC_TIMEOUT)
     master.stop()
     assert wait_until(lambda: info_repl(basalt)["master_link_status"] == "down",
                       timeout=SYNC_TIMEOUT), info_repl(basalt)
@@ -285,11 +294,13 @@ def test_masterauth_and_masteruser_reach_a_password_protected_redis_master(pair)
 # 15 s here, 40 s under ASan on 2 cores: the default 60 s is too close for a loaded CI machine.
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_load_longer_than_the_masters_repl_timeout_keeps_the_link(pair):
-    """A master that sent its RDB from a file times the replica out after repl-timeout seconds
-    without a sign of life, and a load of this many keys takes Basalt longer than that (without
-    the newlines Basalt sends while it loads, the master drops it after every load and syncs
-    again, endlessly)."""
+def test_a_long_load_answers_loading_and_keeps_the_masters_link(pair):
+    """While it loads, Basalt answers as a loading Redis does: INFO (and the other commands
+    Redis runs while loading) at once, on old connections and new, and the rest LOADING. A master
+    that sent its RDB from a file times the replica out after repl-timeout seconds without a sign
+    of life, and a load of this many keys takes Basalt longer than that (without the newlines
+    Basalt sends while it loads, the master drops it after every load and syncs again,
+    endlessly)."""
     master, basalt = pair()
     m = master.client()
     keys = 1500000
@@ -301,9 +312,22 @@ def test_a_load_longer_than_the_masters_repl_timeout_keeps_the_link(pair):
     pipe.execute()
     m.config_set("repl-timeout", 2)
     b = basalt.client()
+    probe = basalt.client(socket_timeout=5)
     b.execute_command("REPLICAOF", "127.0.0.1", master.port)
+    assert wait_until(lambda: probe.info("persistence")["loading"] == 1, timeout=120,
+                      interval=0.01)
+    with pytest.raises(redis.exceptions.BusyLoadingError,
+                       match="Redis is loading the dataset in memory"):
+        probe.get("bulk:1")
+    fresh = basalt.client(socket_timeout=5)
+    assert fresh.info("persistence")["loading_total_bytes"] > keys * 20
+    with pytest.raises(redis.exceptions.BusyLoadingError):
+        fresh.ping()
+    fresh.close()
     assert wait_until(lambda: info_repl(basalt).get("master_link_status") == "up",
                       timeout=300, interval=0.05), info_repl(basalt)
+    assert probe.info("persistence")["loading"] == 0
+    probe.close()
     time.sleep(4)  # twice the master's repl-timeout: it would have dropped a silent replica
     m.set("after:load", "1")
     assert wait_until(lambda: b.get("after:load") == "1", timeout=SYNC_TIMEOUT)

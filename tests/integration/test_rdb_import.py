@@ -8,6 +8,7 @@ import struct
 import subprocess
 
 import pytest
+import redis
 
 from conftest import ServerProcess, basalt_binary
 from helpers import wait_until
@@ -378,6 +379,12 @@ def test_import_command_killed_midway_leaves_nothing_after_restart(big_dump):
             with open(srv.log_path, "rb") as f:
                 return f.read().decode(errors="replace")
         wait_for_progress(log)
+        # Meanwhile other clients are answered as a loading Redis answers them.
+        other = srv.client(socket_timeout=5)
+        assert other.info("persistence")["loading"] == 1
+        with pytest.raises(redis.exceptions.BusyLoadingError):
+            other.get("key:1")
+        other.close()
         srv.kill9()
         assert "RDB import of %s failed" % big_dump not in log()
         client.close()
