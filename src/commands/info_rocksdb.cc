@@ -89,6 +89,8 @@ void RocksDbSection(ServerState& s, InfoWriter& w) {
   w.Field("flush_write_bytes", ticker(rocksdb::FLUSH_WRITE_BYTES));
   w.Field("compact_read_bytes", ticker(rocksdb::COMPACT_READ_BYTES));
   w.Field("compact_write_bytes", ticker(rocksdb::COMPACT_WRITE_BYTES));
+  // Entries the compaction filters dropped as stale (types/compaction.h), flushes included.
+  w.Field("compaction_filter_dropped_keys", ticker(rocksdb::COMPACTION_KEY_DROP_USER));
   w.Field("blob_write_bytes", ticker(rocksdb::BLOB_DB_BLOB_FILE_BYTES_WRITTEN));
   w.Field("blob_read_bytes", ticker(rocksdb::BLOB_DB_BLOB_FILE_BYTES_READ));
   w.Field("blob_gc_relocated_bytes", ticker(rocksdb::BLOB_DB_GC_BYTES_RELOCATED));
