@@ -4,6 +4,7 @@
 
 #include "commands/acl_check.h"
 #include "commands/dispatcher.h"
+#include "commands/saves.h"
 #include "commands/transactions.h"
 
 namespace basalt {
@@ -25,7 +26,9 @@ bool LacksGoodReplicas(const ServerState& server) {
     return false;
   }
   const int64_t lag_ms = server.config->min_replicas_max_lag.load(std::memory_order_relaxed) * 1000;
-  return server.replication->CountGoodReplicas(lag_ms) < needed;
+  const int redis_replicas =
+      server.saves == nullptr ? 0 : server.saves->CountRedisReplicasAckedWithin(lag_ms);
+  return server.replication->CountGoodReplicas(lag_ms) + redis_replicas < needed;
 }
 
 void Reject(ServerState& server, Session& session, const CommandSpec& spec, Reply& reply,

@@ -474,7 +474,7 @@ bool RunLocked(ServerState& server, Session& session, const CommandSpec& spec,
     return true;
   }
   if (ctx.wrote() || (spec.flags & kCmdWrite)) {
-    session.last_write_seq = server.keyspace->engine()->LatestSequence();
+    NoteCommittedWrite(server, session, server.keyspace->engine()->LatestSequence());
   }
   // Lazy expiry, with this command's locks released: the expirer takes its own. Not for a
   // parked command that a wake-up runs again: as Redis 7.2 checks a blocked client's keys, its

@@ -75,6 +75,8 @@ void CommandOffloader::Run(Job& job) {
     if (std::shared_ptr<Session> origin = job.origin.lock()) {
       origin->last_write_seq =
           std::max(origin->last_write_seq.load(), session.last_write_seq.load());
+      origin->last_write_stream_position = std::max(origin->last_write_stream_position.load(),
+                                                    session.last_write_stream_position.load());
     }
   }
   if (session.close_after_reply && job.close) return job.close();

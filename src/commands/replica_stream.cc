@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/clock.h"
 #include "common/resp_encoding.h"
 #include "glog/logging.h"
 
@@ -87,6 +88,10 @@ void ReplicaStream::OnEffects(std::vector<ReplicationEffects::Unit> units) {
     }
     if (transaction) AppendCommand(-1, {"EXEC"}, &bytes);
   }
+  Broadcast(bytes);
+}
+
+void ReplicaStream::Broadcast(std::string_view bytes) {
   const int64_t limit = HardLimit();
   for (const std::shared_ptr<Feed>& feed : feeds_) {
     feed->Append(bytes, limit);
@@ -99,11 +104,16 @@ void ReplicaStream::OnEffects(std::vector<ReplicationEffects::Unit> units) {
                               [](const std::shared_ptr<Feed>& f) { return f->dropped(); }),
                feeds_.end());
   replicas_.store(static_cast<int>(feeds_.size()), std::memory_order_relaxed);
+  position_.store(position_.load(std::memory_order_relaxed) + bytes.size(),
+                  std::memory_order_release);
 }
 
 std::shared_ptr<ReplicaStream::Feed> ReplicaStream::Attach() {
   std::lock_guard<std::mutex> lock(mu_);
   auto feed = std::make_shared<Feed>();
+  feed->attach_position_ = position_.load(std::memory_order_relaxed);
+  // The PINGs' period starts with the first replica.
+  if (feeds_.empty()) last_ping_ms_ = MonotonicMicros() / 1000;
   feeds_.push_back(feed);
   // As a Redis master does for a new replica: the next command says its database.
   selected_db_ = -1;
@@ -124,11 +134,22 @@ void ReplicaStream::DropAll() {
   replicas_.store(0, std::memory_order_relaxed);
 }
 
-void ReplicaStream::Ping(Feed& feed) {
+void ReplicaStream::PingIfDue(int64_t period_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now = MonotonicMicros() / 1000;
+  if (feeds_.empty() || now - last_ping_ms_ < period_ms) return;
+  last_ping_ms_ = now;
   std::string bytes;
   AppendRespArray(&bytes, std::initializer_list<std::string_view>{"PING"});
+  Broadcast(bytes);
+}
+
+void ReplicaStream::RequestAcks() {
   std::lock_guard<std::mutex> lock(mu_);
-  feed.Append(bytes, HardLimit());
+  if (feeds_.empty()) return;
+  std::string bytes;
+  AppendRespArray(&bytes, std::initializer_list<std::string_view>{"REPLCONF", "GETACK", "*"});
+  Broadcast(bytes);
 }
 
 }  // namespace basalt

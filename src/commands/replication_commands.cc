@@ -108,6 +108,31 @@ void RoleCommand(CommandContext& c) {
   }
 }
 
+// The replicas, Basalt's and Redis's, that acknowledged `session`'s last write.
+std::function<int()> AckedReplicasCounter(ServerState& server, const Session& session) {
+  ReplicationManager* repl = server.replication;
+  Saves* saves = server.saves;
+  const uint64_t sequence = session.last_write_seq;
+  const uint64_t position = session.last_write_stream_position;
+  return [repl, saves, sequence, position] {
+    return repl->CountReplicasAcked(sequence) +
+           (saves == nullptr ? 0 : saves->CountRedisReplicasAcked(position));
+  };
+}
+
+// Parks a WAIT or WAITAOF that needs more acknowledgements: each acknowledgement runs it again,
+// and the timeout replies with `timeout_reply`. Redis replicas acknowledge once a second; as
+// Redis does, the first run asks them to acknowledge at once.
+void ParkForAcks(CommandContext& c, int64_t timeout_ms, std::function<void(Reply&)> timeout_reply) {
+  if (!c.session.woken) c.server.replica_stream.RequestAcks();
+  Session& session = c.session;
+  session.block.active = true;
+  session.block.argv = c.argv;
+  session.block.deadline_ms = timeout_ms == 0 ? 0 : UnixMillis() + timeout_ms;
+  session.block.timeout_reply = std::move(timeout_reply);
+  c.server.blocking.BlockOnReplicaAcks(session);
+}
+
 void WaitCommand(CommandContext& c) {
   ReplicationManager* repl = c.server.replication;
   if (repl->is_replica()) return c.reply.Error(kWaitOnReplicaError);
@@ -116,26 +141,18 @@ void WaitCommand(CommandContext& c) {
   auto timeout_ms = IntArg(c, 2, "ERR timeout is not an integer or out of range");
   if (!timeout_ms) return;
   if (*timeout_ms < 0) return c.reply.Error("ERR timeout is negative");
-  uint64_t target = c.session.last_write_seq;
-  int acked = repl->CountReplicasAcked(target);
+  std::function<int()> count_acked = AckedReplicasCounter(c.server, c.session);
+  const int acked = count_acked();
   if (c.in_exec || acked >= *wanted) return c.reply.Integer(acked);
-  // Parks until enough replicas acknowledge (each acknowledgement runs WAIT again) or the
-  // timeout passes, which replies with the count at that moment.
-  Session& session = c.session;
-  session.block.active = true;
-  session.block.argv = c.argv;
-  session.block.deadline_ms = *timeout_ms == 0 ? 0 : UnixMillis() + *timeout_ms;
-  session.block.timeout_reply = [repl, target](Reply& reply) {
-    reply.Integer(repl->CountReplicasAcked(target));
-  };
-  c.server.blocking.BlockOnReplicaAcks(session);
+  ParkForAcks(c, *timeout_ms, [count_acked](Reply& reply) { reply.Integer(count_acked()); });
 }
 
 // WAITAOF numlocal numreplicas timeout (Redis 7.2). Basalt's WAL is always on and plays the
 // AOF's part, so numlocal is never refused as with Redis's appendonly no: the local count is 1
 // once the WAL holding the client's last write is fsynced (at once in sync durability; in the
 // other modes WAITAOF fsyncs it then and there rather than wait for the next background sync).
-// Replicas count as for WAIT: those that acknowledged the write.
+// Basalt replicas count as for WAIT: those that acknowledged the write. Redis replicas are not
+// counted: they report their AOF's offset (REPLCONF ACK ... FACK), which Basalt does not track.
 void WaitAofCommand(CommandContext& c) {
   auto numlocal = ParseInt64(c.arg(1));
   if (!numlocal) return c.reply.Error(kNotIntegerError);
@@ -166,16 +183,11 @@ void WaitAofCommand(CommandContext& c) {
     c.reply.Integer(local);
     return c.reply.Integer(acked);
   }
-  Session& session = c.session;
-  session.block.active = true;
-  session.block.argv = c.argv;
-  session.block.deadline_ms = *timeout_ms == 0 ? 0 : UnixMillis() + *timeout_ms;
-  session.block.timeout_reply = [repl, target, local](Reply& reply) {
+  ParkForAcks(c, *timeout_ms, [repl, target, local](Reply& reply) {
     reply.Array(2);
     reply.Integer(local);
     reply.Integer(repl->CountReplicasAcked(target));
-  };
-  c.server.blocking.BlockOnReplicaAcks(session);
+  });
 }
 
 // REPLSYNC replica-replid master-replid next-seq last-hash listening-port

@@ -171,6 +171,7 @@ void Saves::ServeSync(int fd, SyncRequest request) {
   transfer->ip = request.ip;
   transfer->port = request.port;
   transfer->replica = !request.rdb_only;
+  transfer->start_offset = request.offset;
   Transfer* raw = transfer.get();
   transfers_.push_back(std::move(transfer));
   raw->thread =
@@ -246,17 +247,13 @@ void Saves::RunTransfer(Transfer* transfer, SyncRequest request) {
 void Saves::StreamCommands(Transfer* transfer, ReplicaStream::Feed& feed) {
   const int fd = transfer->fd;
   ReplicaStream& stream = server_->replica_stream;
+  transfer->attach_position = feed.attach_position();
   transfer->streaming = true;
   std::string bytes;
   std::string input;
   char chunk[4096];
-  int64_t last_ping_ms = UnixMillis();
   while (!stopping_.load()) {
-    const int64_t ping_ms = server_->config->GetInt("repl-ping-replica-period") * 1000;
-    if (UnixMillis() - last_ping_ms >= ping_ms) {
-      last_ping_ms = UnixMillis();
-      stream.Ping(feed);
-    }
+    stream.PingIfDue(server_->config->GetInt("repl-ping-replica-period") * 1000);
     if (!feed.Take(&bytes)) {
       LOG(WARNING) << "SYNC: disconnecting a Redis replica: its command stream reached the "
                       "output limit, or this server became a replica";
@@ -273,6 +270,7 @@ void Saves::StreamCommands(Transfer* transfer, ReplicaStream::Feed& feed) {
     if (auto offset = TakeLastAck(&input)) {
       transfer->acked_offset = *offset;
       transfer->last_ack_unix_ms = UnixMillis();
+      server_->blocking.OnReplicaAck();  // WAIT counts again
     }
   }
 }
@@ -319,6 +317,32 @@ std::vector<Saves::RedisReplica> Saves::RedisReplicas() const {
         {t->ip, t->port, t->streaming.load(), t->acked_offset.load(), t->last_ack_unix_ms.load()});
   }
   return out;
+}
+
+int Saves::CountRedisReplicasAcked(uint64_t position) const {
+  std::lock_guard<std::mutex> guard(mu_);
+  int n = 0;
+  for (const auto& t : transfers_) {
+    if (!t->replica || t->done.load() || !t->streaming.load() || t->last_ack_unix_ms == 0) {
+      continue;
+    }
+    const uint64_t acked = t->acked_offset.load();
+    if (acked < t->start_offset) continue;
+    if (t->attach_position.load() + (acked - t->start_offset) >= position) n++;
+  }
+  return n;
+}
+
+int Saves::CountRedisReplicasAckedWithin(int64_t max_lag_ms) const {
+  const int64_t now = UnixMillis();
+  std::lock_guard<std::mutex> guard(mu_);
+  int n = 0;
+  for (const auto& t : transfers_) {
+    if (!t->replica || t->done.load() || !t->streaming.load()) continue;
+    const int64_t last_ack = t->last_ack_unix_ms.load();
+    if (last_ack != 0 && now - last_ack <= max_lag_ms) n++;
+  }
+  return n;
 }
 
 Saves::Info Saves::info() const {

@@ -82,6 +82,11 @@ class Saves {
     int64_t last_ack_unix_ms = 0;
   };
   std::vector<RedisReplica> RedisReplicas() const;
+  // The Redis replicas whose acknowledgements cover the command stream up to `position`
+  // (ReplicaStream::position(): WAIT), and those that acknowledged within `max_lag_ms`
+  // (min-replicas-to-write).
+  int CountRedisReplicasAcked(uint64_t position) const;
+  int CountRedisReplicasAckedWithin(int64_t max_lag_ms) const;
 
   // Waits for the background save, closes the SYNC connections and joins their threads.
   void Stop();
@@ -99,7 +104,11 @@ class Saves {
     bool replica = false;  // not rdb-only
     std::atomic<bool> streaming{false};
     std::atomic<uint64_t> acked_offset{0};
-    std::atomic<int64_t> last_ack_unix_ms{0};
+    std::atomic<int64_t> last_ack_unix_ms{0};  // 0: no acknowledgement yet
+    // The offset of +FULLRESYNC and the stream position of the feed's first byte, which
+    // place an acknowledged offset in the stream (replica_stream.h).
+    uint64_t start_offset = 0;
+    std::atomic<uint64_t> attach_position{0};
   };
   // Writes the RDB file (on the caller's thread) and records the outcome.
   Status SaveNow(bool lock);

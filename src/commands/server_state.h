@@ -119,4 +119,14 @@ struct ServerState {
   std::atomic<bool> stopping{false};
 };
 
+// Records what WAIT waits for once `session`'s write has committed as `sequence`: the sequence
+// for Basalt replicas, the command stream's position for Redis replicas. A stream no replica
+// reads is left alone: a replica that attaches later has the write in its RDB file.
+inline void NoteCommittedWrite(ServerState& server, Session& session, uint64_t sequence) {
+  session.last_write_seq = sequence;
+  if (server.replica_stream.Capturing()) {
+    session.last_write_stream_position = server.replica_stream.position();
+  }
+}
+
 }  // namespace basalt

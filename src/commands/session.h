@@ -92,6 +92,9 @@ struct Session : std::enable_shared_from_this<Session> {
   // The database's sequence number after this client's latest write (WAIT waits for it).
   // Atomic because an offloaded command (a script) records its writes from the offload thread.
   std::atomic<uint64_t> last_write_seq{0};
+  // The position of Redis replicas' command stream after that write (ReplicaStream::position();
+  // WAIT waits for Redis replicas to acknowledge it). Atomic for the same reason.
+  std::atomic<uint64_t> last_write_stream_position{0};
   // Asks the owning worker to close the connection; safe from any thread.
   std::function<void()> close_hook;
   // Asks the owning worker to run the parked blocking command again; safe from any thread.

@@ -118,7 +118,7 @@ std::vector<uint64_t> WriteGroup::CommitBatch(ServerState& server) {
   if (!s.ok()) ReplaceRepliesWithError(s);
   uint64_t sequence = s.ok() ? server.keyspace->engine()->LatestSequence() : 0;
   for (const HeldReply& r : replies_) {
-    if (s.ok()) r.session->last_write_seq = sequence;
+    if (s.ok()) NoteCommittedWrite(server, *r.session, sequence);
     if (std::find(sessions.begin(), sessions.end(), r.session->id) == sessions.end()) {
       sessions.push_back(r.session->id);
     }

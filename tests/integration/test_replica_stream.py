@@ -26,11 +26,14 @@ entries, groups and pending entries).
 Every test also passes with --target redis (Debian's 7.0.15) except those marked basalt_only,
 where Redis 7.2's stream differs from 7.0's (each says how).
 """
+import os
+import signal
 import socket
 import threading
 import time
 
 import pytest
+import redis
 
 from conftest import ServerProcess
 from helpers import wait_until
@@ -1166,3 +1169,47 @@ def test_redis_replicas_end_with_the_masters_data(start_server, target, redis_re
     # The master lists both replicas, as Redis does for any replica that synced.
     info = info_replication(master)
     assert int(info.get("connected_slaves", 0)) == 2, info
+
+
+def refused_for_too_few_replicas(c, key):
+    try:
+        c.set(key, "v")
+        return False
+    except redis.ResponseError as e:
+        assert str(e).startswith("NOREPLICAS"), e
+        return True
+
+
+@pytest.mark.timeout(120)
+def test_wait_and_min_replicas_count_a_redis_replica(start_server, redis_replicas):
+    """WAIT counts a Redis replica once its acknowledged offset covers the client's last write,
+    and not before: a stopped replica acknowledges nothing; a write made before the replica
+    attached is in its file. min-replicas-to-write counts it while it acknowledges."""
+    master = start_server(name="master")
+    c = master.client()
+    c.set("before", "attach")
+    replica = redis_replicas(master, "replica")
+    wait_replica_online(master, replica)
+    assert c.execute_command("WAIT", 1, 10000) == 1
+    r = replica.client()
+    c.set("k", "1")
+    assert c.execute_command("WAIT", 1, 10000) == 1
+    assert r.get("k") == "1"  # acknowledged means applied
+    assert c.execute_command("WAIT", 2, 200) == 1  # the timeout replies with the count
+
+    os.kill(replica.proc.pid, signal.SIGSTOP)
+    try:
+        c.set("k", "2")
+        assert c.execute_command("WAIT", 1, 1500) == 0
+    finally:
+        os.kill(replica.proc.pid, signal.SIGCONT)
+    assert c.execute_command("WAIT", 1, 10000) == 1
+    assert r.get("k") == "2"
+
+    c.config_set("min-replicas-max-lag", 2)
+    c.config_set("min-replicas-to-write", 1)
+    assert c.set("with", "replica")
+    replica.stop()
+    assert wait_until(lambda: refused_for_too_few_replicas(c, "without"), timeout=30,
+                      interval=0.1)
+    c.config_set("min-replicas-to-write", 0)
