@@ -14,6 +14,11 @@ namespace {
 
 constexpr int64_t kMB = 1024 * 1024;
 
+ConfigKey BasaltKey(ConfigKey key) {
+  key.basalt_only = true;
+  return key;
+}
+
 // The table. Keep conf/basalt.conf in step with it (tests/unit/config_test checks that every
 // key here appears there).
 const std::vector<ConfigKey> kKeys = {
@@ -28,16 +33,20 @@ const std::vector<ConfigKey> kKeys = {
     {"dbfilename", ConfigKind::kString, "dump.rdb", true, 0, 0, "",
      "the RDB file SAVE and BGSAVE write into dir (a file name, not a path)", false,
      CheckDbFilename, true},
-    {"workers", ConfigKind::kInt, "2", false, 1, 256, "", "worker threads serving connections"},
-    {"read-threads", ConfigKind::kInt, "32", false, 0, 1024, "",
-     "threads that run the reads whose data is not in memory, so that workers never wait for "
-     "the disk (0 = reads wait on their worker)"},
-    {"worker-idle-polls", ConfigKind::kInt, "3", true, 0, 1000, "",
-     "times a worker that found no input polls its sockets again, yielding the CPU in between, "
-     "before it sleeps (0 = sleep at once)"},
-    {"worker-move-hand-overs", ConfigKind::kInt, "4", true, 0, 1000000, "",
-     "a client whose writes are handed to one other worker this many times in a row moves to "
-     "that worker (0 = never)"},
+    BasaltKey({"workers", ConfigKind::kInt, "2", false, 1, 256, "",
+               "worker threads serving connections"}),
+    BasaltKey(
+        {"read-threads", ConfigKind::kInt, "32", false, 0, 1024, "",
+         "threads that run the reads whose data is not in memory, so that workers never wait for "
+         "the disk (0 = reads wait on their worker)"}),
+    BasaltKey(
+        {"worker-idle-polls", ConfigKind::kInt, "3", true, 0, 1000, "",
+         "times a worker that found no input polls its sockets again, yielding the CPU in between, "
+         "before it sleeps (0 = sleep at once)"}),
+    BasaltKey(
+        {"worker-move-hand-overs", ConfigKind::kInt, "4", true, 0, 1000000, "",
+         "a client whose writes are handed to one other worker this many times in a row moves to "
+         "that worker (0 = never)"}),
     {"databases", ConfigKind::kInt, "16", false, 1, 16, "", "number of logical databases"},
     {"tcp-backlog", ConfigKind::kInt, "511", false, 0, INT32_MAX, "",
      "listen() backlog of each listening socket"},
@@ -70,8 +79,8 @@ const std::vector<ConfigKey> kKeys = {
      "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", true, 0, 0, "",
      "per client class: <class> <hard> <soft> <soft-seconds>; a client whose unsent output "
      "reaches hard, or stays over soft longer than soft-seconds, is disconnected (0 = no limit)"},
-    {"max-reply-size", ConfigKind::kMemory, "512mb", true, 1024 * 1024, INT64_MAX, "",
-     "largest reply one command may build; past it the client is closed"},
+    BasaltKey({"max-reply-size", ConfigKind::kMemory, "512mb", true, 1024 * 1024, INT64_MAX, "",
+               "largest reply one command may build; past it the client is closed"}),
     // Security
     {"requirepass", ConfigKind::kString, "", true, 0, 0, "",
      "the default user's password (AUTH <password>); empty: the default user needs none"},
@@ -86,8 +95,8 @@ const std::vector<ConfigKey> kKeys = {
     {"enable-module-command", ConfigKind::kEnum, "no", false, 0, 0, "no|yes|local",
      "who may run MODULE LOAD/LOADEX/UNLOAD (which always fail: Basalt has no modules)"},
     // Durability and expiry
-    {"durability", ConfigKind::kEnum, "lazy", true, 0, 0, "sync|lazy|nosync",
-     "sync: fsync WAL before reply; lazy: fsync every second; nosync: never fsync"},
+    BasaltKey({"durability", ConfigKind::kEnum, "lazy", true, 0, 0, "sync|lazy|nosync",
+               "sync: fsync WAL before reply; lazy: fsync every second; nosync: never fsync"}),
     {"appendfsync", ConfigKind::kEnum, "everysec", true, 0, 0, "everysec|always|no",
      "Redis's name for durability: always = sync, everysec = lazy, no = nosync"},
     {"notify-keyspace-events", ConfigKind::kString, "", true, 0, 0, "",
@@ -100,8 +109,8 @@ const std::vector<ConfigKey> kKeys = {
     {"latency-tracking-info-percentiles", ConfigKind::kList, "50 99 99.9", true, 0, 0, "",
      "percentiles INFO latencystats prints, space separated, each 0 to 100", false,
      CheckLatencyPercentiles},
-    {"active-expire", ConfigKind::kBool, "yes", true, 0, 0, "",
-     "delete expired keys in the background through the expiry index"},
+    BasaltKey({"active-expire", ConfigKind::kBool, "yes", true, 0, 0, "",
+               "delete expired keys in the background through the expiry index"}),
     // Memory (commands/memory_limit.h)
     {"maxmemory", ConfigKind::kMemory, "0", true, 0, INT64_MAX, "",
      "under noeviction, refuse commands that may grow the data set while used_memory is past "
@@ -117,8 +126,8 @@ const std::vector<ConfigKey> kKeys = {
     // Scripting
     {"busy-reply-threshold", ConfigKind::kInt, "5000", true, 0, INT64_MAX, "",
      "ms a script may run before other clients get BUSY and SCRIPT KILL works (0 = never)"},
-    {"lua-memory-limit", ConfigKind::kMemory, "1gb", true, 1 * kMB, INT64_MAX, "",
-     "memory the Lua interpreter may allocate; beyond it a script fails with an error"},
+    BasaltKey({"lua-memory-limit", ConfigKind::kMemory, "1gb", true, 1 * kMB, INT64_MAX, "",
+               "memory the Lua interpreter may allocate; beyond it a script fails with an error"}),
     // Replication
     {"replicaof", ConfigKind::kList, "", false, 0, 0, "",
      "host port: start as a replica of that master (absent: start as a master)", false,
@@ -139,10 +148,12 @@ const std::vector<ConfigKey> kKeys = {
      "replicas that must have acknowledged within min-replicas-max-lag for a write (0: none)"},
     {"min-replicas-max-lag", ConfigKind::kInt, "10", true, 0, INT32_MAX, "",
      "seconds since a replica's last acknowledgement for it to count as good"},
-    {"repl-wal-ttl", ConfigKind::kInt, "3600", false, 0, INT32_MAX, "",
-     "seconds the master keeps obsolete WAL files for replicas to resume from (0 = none)"},
-    {"repl-wal-size-limit", ConfigKind::kMemory, "1gb", false, 0, INT64_MAX, "",
-     "total size of obsolete WAL files kept for replicas, in whole MB (0 = no size limit)"},
+    BasaltKey(
+        {"repl-wal-ttl", ConfigKind::kInt, "3600", false, 0, INT32_MAX, "",
+         "seconds the master keeps obsolete WAL files for replicas to resume from (0 = none)"}),
+    BasaltKey(
+        {"repl-wal-size-limit", ConfigKind::kMemory, "1gb", false, 0, INT64_MAX, "",
+         "total size of obsolete WAL files kept for replicas, in whole MB (0 = no size limit)"}),
     // Slow log
     {"slowlog-log-slower-than", ConfigKind::kInt, "10000", true, -1, INT64_MAX, "",
      "log commands slower than this many microseconds (-1 disables)"},
@@ -151,58 +162,62 @@ const std::vector<ConfigKey> kKeys = {
     // Data types
     {"hll-sparse-max-bytes", ConfigKind::kMemory, "3000", true, 0, INT64_MAX, "",
      "largest sparse HyperLogLog value (header included) before it turns dense"},
-    {"metadata-cache-size", ConfigKind::kMemory, "256mb", true, 0, INT64_MAX, "",
-     "Basalt's cache of recent metadata entries (key types, sizes, short strings) (0 disables)"},
-    {"member-filter-size", ConfigKind::kMemory, "64mb", true, 0, INT64_MAX, "",
-     "filters of the members written into hashes, sets and sorted sets (0 disables)"},
+    BasaltKey({"metadata-cache-size", ConfigKind::kMemory, "256mb", true, 0, INT64_MAX, "",
+               "Basalt's cache of recent metadata entries (key types, sizes, short strings) (0 "
+               "disables)"}),
+    BasaltKey({"member-filter-size", ConfigKind::kMemory, "64mb", true, 0, INT64_MAX, "",
+               "filters of the members written into hashes, sets and sorted sets (0 disables)"}),
     // RocksDB
-    {"rocksdb.block-cache-size", ConfigKind::kMemory, "512mb", true, 1 * kMB, INT64_MAX, "",
-     "one LRU block cache shared by all column families"},
-    {"rocksdb.block-cache-high-pri-ratio", ConfigKind::kDouble, "0.5", false, 0, 0, "",
-     "share of the block cache reserved for index and filter blocks"},
-    {"rocksdb.write-buffer-size", ConfigKind::kMemory, "64mb", true, 1 * kMB, INT64_MAX, "",
-     "memtable size per column family"},
-    {"rocksdb.max-write-buffer-number", ConfigKind::kInt, "4", true, 2, 64, "",
-     "memtables per column family before writes stall"},
-    {"rocksdb.max-background-jobs", ConfigKind::kInt, "4", true, 1, 64, "",
-     "flush and compaction threads"},
-    {"rocksdb.target-file-size-base", ConfigKind::kMemory, "64mb", true, 1 * kMB, INT64_MAX, "",
-     "SST file size at L1"},
-    {"rocksdb.max-bytes-for-level-base", ConfigKind::kMemory, "256mb", true, 1 * kMB, INT64_MAX, "",
-     "total size of L1"},
-    {"rocksdb.level0-file-num-compaction-trigger", ConfigKind::kInt, "4", true, 1, 1024, "",
-     "L0 files that trigger a compaction"},
-    {"rocksdb.block-size", ConfigKind::kMemory, "16kb", false, 1024, 64 * kMB, "",
-     "data block size"},
-    {"rocksdb.bloom-bits-per-key", ConfigKind::kInt, "10", false, 0, 64, "",
-     "bloom filter bits per key (0 disables filters)"},
-    {"rocksdb.data-block-hash-ratio", ConfigKind::kDouble, "0.75", false, 0, 0, "",
-     "data block hash index utilisation ratio (0 disables the hash index)"},
-    {"rocksdb.memtable-prefix-bloom-ratio", ConfigKind::kDouble, "0.1", true, 0, 0, "",
-     "share of the memtable given to its bloom filter (rocksdb memtable only; basalt's indexes "
-     "keys instead)"},
-    {"rocksdb.compression", ConfigKind::kEnum, "tiered", false, 0, 0, "tiered|none|lz4|zstd",
-     "tiered: none on L0/L1, LZ4 in the middle, ZSTD on the last level"},
-    {"rocksdb.memtable", ConfigKind::kEnum, "basalt", false, 0, 0, "basalt|rocksdb",
-     "memtable skip list: basalt (built with the server) or RocksDB's own"},
-    {"rocksdb.max-open-files", ConfigKind::kInt, "1000", false, -1, INT32_MAX, "",
-     "open SST files kept (-1 = unlimited)"},
-    {"rocksdb.use-direct-reads", ConfigKind::kBool, "no", false, 0, 0, "",
-     "read SST files with O_DIRECT, past the page cache: only the block cache holds data"},
-    {"rocksdb.enable-blob-files", ConfigKind::kBool, "yes", true, 0, 0, "",
-     "key-value separation for large values on metadata and subkey"},
-    {"rocksdb.min-blob-size", ConfigKind::kMemory, "4096", true, 0, INT64_MAX, "",
-     "values at least this large go to blob files"},
-    {"rocksdb.blob-file-size", ConfigKind::kMemory, "256mb", true, 1 * kMB, INT64_MAX, "",
-     "target blob file size"},
-    {"rocksdb.enable-blob-gc", ConfigKind::kBool, "yes", true, 0, 0, "",
-     "allow blob GC: relocating live blobs of old blob files during compaction"},
-    {"rocksdb.blob-gc-garbage-ratio", ConfigKind::kDouble, "0.5", true, 0, 0, "",
-     "blob GC runs while garbage exceeds this share of the blob bytes (0: always)"},
-    {"rocksdb.blob-gc-age-cutoff", ConfigKind::kDouble, "0.25", true, 0, 0, "",
-     "oldest share of blob files eligible for GC"},
-    {"rocksdb.blob-gc-force-threshold", ConfigKind::kDouble, "0.8", true, 0, 0, "",
-     "garbage ratio that forces compaction of the oldest blob files"},
+    BasaltKey({"rocksdb.block-cache-size", ConfigKind::kMemory, "512mb", true, 1 * kMB, INT64_MAX,
+               "", "one LRU block cache shared by all column families"}),
+    BasaltKey({"rocksdb.block-cache-high-pri-ratio", ConfigKind::kDouble, "0.5", false, 0, 0, "",
+               "share of the block cache reserved for index and filter blocks"}),
+    BasaltKey({"rocksdb.write-buffer-size", ConfigKind::kMemory, "64mb", true, 1 * kMB, INT64_MAX,
+               "", "memtable size per column family"}),
+    BasaltKey({"rocksdb.max-write-buffer-number", ConfigKind::kInt, "4", true, 2, 64, "",
+               "memtables per column family before writes stall"}),
+    BasaltKey({"rocksdb.max-background-jobs", ConfigKind::kInt, "4", true, 1, 64, "",
+               "flush and compaction threads"}),
+    BasaltKey({"rocksdb.target-file-size-base", ConfigKind::kMemory, "64mb", true, 1 * kMB,
+               INT64_MAX, "", "SST file size at L1"}),
+    BasaltKey({"rocksdb.max-bytes-for-level-base", ConfigKind::kMemory, "256mb", true, 1 * kMB,
+               INT64_MAX, "", "total size of L1"}),
+    BasaltKey({"rocksdb.level0-file-num-compaction-trigger", ConfigKind::kInt, "4", true, 1, 1024,
+               "", "L0 files that trigger a compaction"}),
+    BasaltKey({"rocksdb.block-size", ConfigKind::kMemory, "16kb", false, 1024, 64 * kMB, "",
+               "data block size"}),
+    BasaltKey({"rocksdb.bloom-bits-per-key", ConfigKind::kInt, "10", false, 0, 64, "",
+               "bloom filter bits per key (0 disables filters)"}),
+    BasaltKey({"rocksdb.data-block-hash-ratio", ConfigKind::kDouble, "0.75", false, 0, 0, "",
+               "data block hash index utilisation ratio (0 disables the hash index)"}),
+    BasaltKey(
+        {"rocksdb.memtable-prefix-bloom-ratio", ConfigKind::kDouble, "0.1", true, 0, 0, "",
+         "share of the memtable given to its bloom filter (rocksdb memtable only; basalt's indexes "
+         "keys instead)"}),
+    BasaltKey({"rocksdb.compression", ConfigKind::kEnum, "tiered", false, 0, 0,
+               "tiered|none|lz4|zstd",
+               "tiered: none on L0/L1, LZ4 in the middle, ZSTD on the last level"}),
+    BasaltKey({"rocksdb.memtable", ConfigKind::kEnum, "basalt", false, 0, 0, "basalt|rocksdb",
+               "memtable skip list: basalt (built with the server) or RocksDB's own"}),
+    BasaltKey({"rocksdb.max-open-files", ConfigKind::kInt, "1000", false, -1, INT32_MAX, "",
+               "open SST files kept (-1 = unlimited)"}),
+    BasaltKey(
+        {"rocksdb.use-direct-reads", ConfigKind::kBool, "no", false, 0, 0, "",
+         "read SST files with O_DIRECT, past the page cache: only the block cache holds data"}),
+    BasaltKey({"rocksdb.enable-blob-files", ConfigKind::kBool, "yes", true, 0, 0, "",
+               "key-value separation for large values on metadata and subkey"}),
+    BasaltKey({"rocksdb.min-blob-size", ConfigKind::kMemory, "4096", true, 0, INT64_MAX, "",
+               "values at least this large go to blob files"}),
+    BasaltKey({"rocksdb.blob-file-size", ConfigKind::kMemory, "256mb", true, 1 * kMB, INT64_MAX, "",
+               "target blob file size"}),
+    BasaltKey({"rocksdb.enable-blob-gc", ConfigKind::kBool, "yes", true, 0, 0, "",
+               "allow blob GC: relocating live blobs of old blob files during compaction"}),
+    BasaltKey({"rocksdb.blob-gc-garbage-ratio", ConfigKind::kDouble, "0.5", true, 0, 0, "",
+               "blob GC runs while garbage exceeds this share of the blob bytes (0: always)"}),
+    BasaltKey({"rocksdb.blob-gc-age-cutoff", ConfigKind::kDouble, "0.25", true, 0, 0, "",
+               "oldest share of blob files eligible for GC"}),
+    BasaltKey({"rocksdb.blob-gc-force-threshold", ConfigKind::kDouble, "0.8", true, 0, 0, "",
+               "garbage ratio that forces compaction of the oldest blob files"}),
 };
 
 std::string CanonicalName(std::string_view name) {
@@ -465,7 +480,8 @@ Status Config::SetLiveMany(const std::vector<std::pair<std::string, std::string>
     auto it = values_.find(canonical);
     *bad = name;
     if (it == values_.end()) return Status::NotFound("unknown option");
-    if (!it->second.key->live) return Status::InvalidArgument("can't set immutable config");
+    if (!it->second.key->live && !it->second.key->basalt_only)
+      return Status::InvalidArgument("can't set immutable config");
     if (it->second.key->is_protected) {
       const std::string& allowed = values_.find("enable-protected-configs")->second.text;
       if (allowed == "no" || (allowed == "local" && !local_client))
@@ -485,6 +501,11 @@ Status Config::SetLiveMany(const std::vector<std::pair<std::string, std::string>
     Status s = Parse(*parsed.key, pairs[i].second, &parsed);
     *bad = given[i];
     if (!s.ok()) return s;
+    if (!parsed.key->live) {  // a Basalt-only key: its current value only, changing nothing
+      if (parsed.text != values_.find(names[i])->second.text)
+        return Status::InvalidArgument("can't set immutable config");
+      continue;
+    }
     std::string other, other_text;
     if (LinkedKey(names[i], parsed.text, &other, &other_text)) {
       Value linked = values_.find(other)->second;
@@ -517,9 +538,13 @@ Status Config::Validate(std::string_view name, std::string_view value) const {
   std::lock_guard<std::mutex> lock(mu_);
   const Value* v = Find(name);
   if (v == nullptr) return Status::NotFound("unknown option");
-  if (!v->key->live) return Status::InvalidArgument("can't set immutable config");
+  if (!v->key->live && !v->key->basalt_only)
+    return Status::InvalidArgument("can't set immutable config");
   Value parsed = *v;
-  return Parse(*v->key, value, &parsed);
+  Status s = Parse(*v->key, value, &parsed);
+  if (s.ok() && !v->key->live && parsed.text != v->text)
+    return Status::InvalidArgument("can't set immutable config");
+  return s;
 }
 
 Status Config::SetAtStartup(std::string_view name, std::string_view value) {
