@@ -294,6 +294,9 @@ Status ParseSize(const ConfigKey& key, std::string_view input, int64_t* number, 
     return Status::InvalidArgument(key.kind == ConfigKind::kMemory
                                        ? "argument must be a memory value"
                                        : "argument must be a memory or percent value");
+  if (percent && *v < key.min)
+    return Status::InvalidArgument("percentage argument must be less or equal to " +
+                                   std::to_string(-key.min));
   if (*v < key.min || *v > key.max) return RangeError(key);
   *v = Clamped(key, *v);
   *number = *v;
@@ -619,8 +622,14 @@ std::vector<Config::CommandRename> Config::command_renames() const {
 std::vector<std::pair<std::string, std::string>> Config::Match(std::string_view pattern) const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::pair<std::string, std::string>> out;
+  if (pattern.find_first_of("[*?") == std::string_view::npos) {
+    // A plain name, hidden or not, is answered under the name as given, as Redis does.
+    const Value* v = Find(pattern);
+    if (v != nullptr) out.emplace_back(std::string(pattern), v->text);
+    return out;
+  }
   for (const auto& [name, value] : values_) {
-    if (GlobMatch(pattern, name, true)) out.emplace_back(name, value.text);
+    if (!value.key->hidden && GlobMatch(pattern, name, true)) out.emplace_back(name, value.text);
   }
   for (const auto& [alias, target] : RedisAliases()) {
     if (GlobMatch(pattern, alias, true))

@@ -69,6 +69,8 @@ struct ConfigKey {
   // pair of CONFIG GET * (Redis's own test suite does) meets refusals only on the keys it knows
   // from Redis to be immutable.
   bool basalt_only = false;
+  // Redis's HIDDEN_CONFIG (its test hooks): CONFIG GET shows it when named, not for a pattern.
+  bool hidden = false;
 };
 
 // notify-keyspace-events classes as bits (Redis's letters: K E g $ l s h z x e t m d n; A is
@@ -131,7 +133,8 @@ class Config {
                      bool local_client, std::string* bad);
   // Checks that `value` would be accepted for `name` without applying it.
   Status Validate(std::string_view name, std::string_view value) const;
-  // CONFIG GET: pairs of (name, value) for every key matching the glob pattern.
+  // CONFIG GET: pairs of (name, value) for every key matching the glob pattern (a hidden key
+  // only for its exact name).
   std::vector<std::pair<std::string, std::string>> Match(std::string_view pattern) const;
   // CONFIG REWRITE: writes the current values back to the file it was loaded from, in Redis's
   // syntax: known keys are rewritten in place (extra lines of a key are dropped), comments and

@@ -34,6 +34,10 @@ ConfigKey Enum(const char* name, const char* def, bool live, const char* choices
 ConfigKey List(const char* name, const char* def, ConfigCheck check) {
   return {name, ConfigKind::kList, def, true, 0, 0, "", kNoEffect, true, check};
 }
+ConfigKey Hidden(ConfigKey key) {
+  key.hidden = true;
+  return key;
+}
 
 const std::vector<ConfigKey> kRedisKeys = {
     // Persistence: Basalt's data is RocksDB in `dir` with every write in its WAL (see
@@ -53,7 +57,7 @@ const std::vector<ConfigKey> kRedisKeys = {
     Bool("aof-load-truncated", "yes", true),
     Bool("aof-use-rdb-preamble", "yes", true),
     Bool("aof-timestamp-enabled", "no", true),
-    Bool("aof-disable-auto-gc", "no", true),
+    Hidden(Bool("aof-disable-auto-gc", "no", true)),
     Int("auto-aof-rewrite-percentage", "100", true, 0, kIntMax),
     Memory("auto-aof-rewrite-min-size", "64mb", true, 0, kLongMax),
     // Process and memory management of an in-memory server.
@@ -95,8 +99,8 @@ const std::vector<ConfigKey> kRedisKeys = {
     Int("tracking-table-max-keys", "1000000", true, 0, kLongMax),
     // Redis's test hooks that slow its RDB writing and loading down per key; Basalt's snapshots
     // are not written or loaded key by key.
-    Int("rdb-key-save-delay", "0", true, INT_MIN, kIntMax),
-    Int("key-load-delay", "0", true, INT_MIN, kIntMax),
+    Hidden(Int("rdb-key-save-delay", "0", true, INT_MIN, kIntMax)),
+    Hidden(Int("key-load-delay", "0", true, INT_MIN, kIntMax)),
     // Eviction: Basalt keeps data on disk and evicts nothing.
     Int("maxmemory-samples", "5", true, 1, kIntMax),
     Int("maxmemory-eviction-tenacity", "10", true, 0, 100),

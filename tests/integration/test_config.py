@@ -265,6 +265,25 @@ def test_every_pair_of_config_get_can_be_written_back(r):
                    "can't set immutable config" % key, "CONFIG", "SET", key, value)
 
 
+def test_hidden_keys_answer_only_by_name(r):
+    # Redis's test hooks are HIDDEN_CONFIG: no pattern shows them, their own name does.
+    for key in ("key-load-delay", "rdb-key-save-delay"):
+        assert key not in r.config_get("*")
+        assert key not in r.config_get("*delay")
+        assert r.config_get(key) == {key: "0"}
+        assert r.config_get(key.upper()) == {key.upper(): "0"}  # the name as given
+
+
+def test_percentage_beyond_its_bound(r):
+    before = r.config_get("maxmemory")
+    raises(r, "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - "
+           "percentage argument must be less or equal to 100",
+           "CONFIG", "SET", "maxmemory", "10000001", "maxmemory-clients", "200%")
+    assert r.config_get("maxmemory") == before
+    assert r.config_set("maxmemory-clients", "100%")
+    assert r.config_get("maxmemory-clients") == {"maxmemory-clients": "100%"}
+
+
 def test_redis_test_hooks_are_accepted(r):
     # Redis's test suites slow RDB saving and loading down with these.
     for key in ("rdb-key-save-delay", "key-load-delay"):
