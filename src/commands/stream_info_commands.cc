@@ -1,8 +1,10 @@
 // XINFO STREAM [FULL [COUNT n]], XINFO GROUPS and XINFO CONSUMERS, with Redis 7.2's fields.
 //
 // Everything but the radix-tree figures comes from the stream's metadata counters and its group,
-// consumer and pending sub keys (types/stream.h). Basalt keeps no radix tree, so
-// radix-tree-keys and radix-tree-nodes are reported as 0.
+// consumer and pending sub keys (types/stream.h). Basalt keeps no radix tree; radix-tree-keys
+// and radix-tree-nodes describe the tree Redis would hold for the same entries added in order:
+// one key per block of kStreamNodeEntries (the blocks `~` trims by) and one node more than keys
+// (the root), so that tools and tests that add entries until the tree has grown see it grow.
 #include "commands/stream_util.h"
 
 namespace basalt {
@@ -125,10 +127,11 @@ void InfoStream(CommandContext& c, const KeyState& state) {
   c.reply.Map(full ? 9 : 10);
   c.reply.Bulk("length");
   c.reply.Integer(static_cast<int64_t>(meta.size));
+  const uint64_t tree_keys = (meta.size + kStreamNodeEntries - 1) / kStreamNodeEntries;
   c.reply.Bulk("radix-tree-keys");
-  c.reply.Integer(0);
+  c.reply.Integer(static_cast<int64_t>(tree_keys));
   c.reply.Bulk("radix-tree-nodes");
-  c.reply.Integer(0);
+  c.reply.Integer(static_cast<int64_t>(tree_keys + 1));
   c.reply.Bulk("last-generated-id");
   ReplyStreamId(c, meta.stream.last_id);
   c.reply.Bulk("max-deleted-entry-id");

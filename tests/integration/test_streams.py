@@ -639,6 +639,20 @@ def test_xinfo_stream(rr):
     raises(rr, WRONGTYPE, "XINFO", "STREAM", "str")
 
 
+def test_xinfo_stream_radix_tree_grows_with_the_entries(rr):
+    # Redis's tree has a key per node of up to 100 entries; Basalt reports the same shape for
+    # entries added in order (Redis's own XDEL fuzz test adds entries until it has 20 keys).
+    pipe = rr.pipeline(transaction=False)
+    for i in range(1, 251):
+        pipe.execute_command("XADD", "s", "%d-1" % i, "n", i)
+    pipe.execute()
+    info = info_map(rr.execute_command("XINFO", "STREAM", "s"))
+    assert info["radix-tree-keys"] == 3
+    assert info["radix-tree-nodes"] > info["radix-tree-keys"]
+    rr.execute_command("XADD", "e", "MAXLEN", "0", "*", "n", 1)
+    assert info_map(rr.execute_command("XINFO", "STREAM", "e"))["radix-tree-keys"] == 0
+
+
 def test_xinfo_stream_empty_has_null_edges(rr):
     rr.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
     info = info_map(rr.execute_command("XINFO", "STREAM", "s"))
