@@ -108,13 +108,12 @@ void BlockingRegistry::OnKeyTouched(uint8_t db, std::string_view key) {
   for (auto& call : calls) call();
 }
 
-void BlockingRegistry::OnDatabasesSwapped(uint8_t db_a, uint8_t db_b) {
+void BlockingRegistry::OnDatabaseReplaced(uint8_t db) {
   std::vector<std::function<void()>> calls;
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [slot, queue] : waiters_) {
-      const auto db = static_cast<uint8_t>(slot[0]);
-      if (db != db_a && db != db_b) continue;
+      if (static_cast<uint8_t>(slot[0]) != db) continue;
       if (queue.serving) {
         queue.changed = true;
       } else if (!queue.waiters.empty()) {

@@ -109,9 +109,9 @@ class BlockingRegistry : public Keyspace::TouchListener {
   // Called after every commit for each key it changed, while any client is parked.
   bool Listening() const override { return blocked_.load(std::memory_order_relaxed) != 0; }
   void OnKeyTouched(uint8_t db, std::string_view key) override;
-  // Serves the clients parked on keys of either database: the logical databases they wait in
-  // now show other data.
-  void OnDatabasesSwapped(uint8_t db_a, uint8_t db_b) override;
+  // Serves the clients parked on keys of the database, which now shows other data (SWAPDB) or
+  // none (FLUSHDB, FLUSHALL): a group reader gets NOGROUP, a reader of a missing key parks again.
+  void OnDatabaseReplaced(uint8_t db) override;
   // WAIT parks on replica acknowledgements instead of keys; every acknowledgement that
   // advances a replica wakes all such clients, which count again.
   void BlockOnReplicaAcks(Session& session);

@@ -181,6 +181,8 @@ Status Keyspace::EmptyDatabases(int first, int end) {
     expires_[e.pdb] = 0;
     epochs_[e.pdb] = e.epoch;
     for (const std::string& key : e.changed) watches_.Touch(e.pdb, key);
+    if (touch_listener_ != nullptr && touch_listener_->Listening())
+      touch_listener_->OnDatabaseReplaced(e.pdb);
   }
   return Status::OK();
 }
@@ -245,8 +247,10 @@ Status Keyspace::SwapDatabases(int a, int b) {
   db_map_[b] = pa;
   for (const std::string& key : changed_a) watches_.Touch(pa, key);
   for (const std::string& key : changed_b) watches_.Touch(pb, key);
-  if (touch_listener_ != nullptr && touch_listener_->Listening())
-    touch_listener_->OnDatabasesSwapped(pa, pb);
+  if (touch_listener_ != nullptr && touch_listener_->Listening()) {
+    touch_listener_->OnDatabaseReplaced(pa);
+    touch_listener_->OnDatabaseReplaced(pb);
+  }
   return Status::OK();
 }
 

@@ -91,8 +91,9 @@ class Keyspace {
     // watches (most commits).
     virtual bool Listening() const = 0;
     virtual void OnKeyTouched(uint8_t physical_db, std::string_view key) = 0;
-    // SWAPDB exchanged what two logical databases show: every key of both may have changed.
-    virtual void OnDatabasesSwapped(uint8_t physical_a, uint8_t physical_b) = 0;
+    // Every key of the physical database may have changed: SWAPDB moved it to another logical
+    // database, or FLUSHDB/FLUSHALL emptied it.
+    virtual void OnDatabaseReplaced(uint8_t physical_db) = 0;
   };
   void SetTouchListener(TouchListener* listener) { touch_listener_ = listener; }
 

@@ -927,6 +927,25 @@ def test_xreadgroup_block_fails_when_the_stream_is_deleted(server, r, rr):
                                 "with GROUP option")
 
 
+@pytest.mark.basalt_only  # 7.2 runs the command again (NOGROUP); 7.0 replied -UNBLOCKED
+@pytest.mark.parametrize("flush", ["FLUSHALL", "FLUSHDB"])
+def test_a_flush_fails_group_readers_and_keeps_plain_readers_waiting(server, r, rr, flush):
+    rr.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    group, group_box = blocking_call(server, "XREADGROUP", "GROUP", "g", "c", "BLOCK", 0,
+                                     "STREAMS", "s", ">")
+    wait_blocked(r, 1)
+    plain, plain_box = blocking_call(server, "XREAD", "BLOCK", 0, "STREAMS", "s", "$")
+    wait_blocked(r, 2)
+    rr.execute_command(flush)
+    group.join(5)
+    assert group_box.get("error") == ("NOGROUP No such key 's' or consumer group 'g' in "
+                                      "XREADGROUP with GROUP option")
+    assert int(r.info("clients")["blocked_clients"]) == 1  # XREAD waits for the stream
+    rr.execute_command("XADD", "s", "1-1", "f", "v")
+    plain.join(5)
+    assert plain_box["reply"] == [["s", [("1-1", {"f": "v"})]]]
+
+
 # ---------------------------------------------------------------- restart
 
 

@@ -422,9 +422,9 @@ class RecordingTouchListener : public Keyspace::TouchListener {
   void OnKeyTouched(uint8_t pdb, std::string_view key) override {
     touched.emplace_back(pdb, std::string(key));
   }
-  void OnDatabasesSwapped(uint8_t a, uint8_t b) override { swapped.emplace_back(a, b); }
+  void OnDatabaseReplaced(uint8_t pdb) override { replaced.push_back(pdb); }
   bool listening = true;
-  std::vector<std::pair<int, int>> swapped;
+  std::vector<int> replaced;
   std::vector<std::pair<int, std::string>> touched;
 };
 
@@ -475,10 +475,23 @@ TEST_F(KeyspaceTest, SwapDatabasesTellsTheListeningTouchListenerBothPhysicalData
   ks_->SetTouchListener(&listener);
   const int pdb0 = ks_->Physical(0), pdb1 = ks_->Physical(1);
   ASSERT_TRUE(ks_->SwapDatabases(0, 1).ok());
-  EXPECT_EQ(listener.swapped, (std::vector<std::pair<int, int>>{{pdb0, pdb1}}));
+  EXPECT_EQ(listener.replaced, (std::vector<int>{pdb0, pdb1}));
   listener.listening = false;
   ASSERT_TRUE(ks_->SwapDatabases(0, 1).ok());
-  EXPECT_EQ(listener.swapped.size(), 1u);
+  EXPECT_EQ(listener.replaced.size(), 2u);
+  ks_->SetTouchListener(nullptr);
+}
+
+TEST_F(KeyspaceTest, FlushesTellTheListeningTouchListenerEachEmptiedDatabase) {
+  RecordingTouchListener listener;
+  ks_->SetTouchListener(&listener);
+  ASSERT_TRUE(ks_->FlushDatabase(2).ok());
+  EXPECT_EQ(listener.replaced, (std::vector<int>{ks_->Physical(2)}));
+  listener.replaced.clear();
+  ASSERT_TRUE(ks_->FlushAll().ok());
+  std::vector<int> all;
+  for (int db = 0; db < ks_->databases(); db++) all.push_back(ks_->Physical(db));
+  EXPECT_EQ(listener.replaced, all);
   ks_->SetTouchListener(nullptr);
 }
 
