@@ -80,6 +80,15 @@ void Tracking::SetFlagsLocked(ClientState& state, uint32_t flags) {
   }
 }
 
+void Tracking::set_config(Config* config) {
+  config_ = config;
+  config->AddApplyHook("tracking-table-max-keys", [this](const std::string&, const std::string& v) {
+    std::unique_lock<std::mutex> lock(mu_);
+    EnforceLimit(lock, ParseInt64(v).value_or(0));
+    return Status::OK();
+  });
+}
+
 Status Tracking::Enable(Session& session, const Options& options) {
   const uint32_t wanted = options.flags;
   const bool bcast = wanted & tracking_flag::kBcast;
@@ -171,7 +180,7 @@ void Tracking::SetCaching(Session& session) {
 }
 
 void Tracking::Remember(uint64_t reader, const std::vector<std::string>& keys) {
-  std::lock_guard<std::mutex> lock(mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   auto it = states_.find(reader);
   if (it == states_.end()) return;
   const uint32_t flags = it->second.flags;
@@ -184,6 +193,19 @@ void Tracking::Remember(uint64_t reader, const std::vector<std::string>& keys) {
   for (const std::string& key : keys) {
     if (keys_[key].insert(reader).second) items_++;
   }
+  EnforceLimit(lock, config_ != nullptr ? config_->tracking_table_max_keys.load() : 0);
+}
+
+// Beyond the limit, keys are forgotten with an invalidation to the clients that read them, as
+// Redis evicts them from its table: the clients must not go on trusting copies the server no
+// longer watches. Which keys go is arbitrary (Redis picks them at random).
+void Tracking::EnforceLimit(std::unique_lock<std::mutex>& lock, int64_t max_keys) {
+  std::vector<Delivery> evicted;
+  while (max_keys > 0 && keys_.size() > static_cast<size_t>(max_keys)) {
+    ForgetLocked(0, keys_.begin(), &evicted);
+  }
+  lock.unlock();
+  Send(evicted, nullptr);
 }
 
 void Tracking::InvalidateLocked(uint64_t writer, std::string_view key, std::vector<Delivery>* out) {
@@ -193,18 +215,22 @@ void Tracking::InvalidateLocked(uint64_t writer, std::string_view key, std::vect
     broadcasts_pending_.store(true, std::memory_order_relaxed);
   }
   auto found = keys_.find(std::string(key));
-  if (found == keys_.end()) return;
+  if (found != keys_.end()) ForgetLocked(writer, found, out);
+}
+
+void Tracking::ForgetLocked(uint64_t writer, KeyTable::iterator found, std::vector<Delivery>* out) {
+  const std::string& key = found->first;
   for (uint64_t id : found->second) {
     auto it = states_.find(id);
     // A client that left or turned tracking off (or on again in BCAST mode) since reading.
     if (it == states_.end() || (it->second.flags & tracking_flag::kBcast)) continue;
     if (id == writer) {
       if (!(it->second.flags & tracking_flag::kNoLoop)) {
-        t_self_pending.push_back({id, std::string(key), false});
+        t_self_pending.push_back({id, key, false});
       }
       continue;
     }
-    out->push_back({id, {std::string(key)}, false});
+    out->push_back({id, {key}, false});
   }
   items_ -= static_cast<int64_t>(found->second.size());
   keys_.erase(found);

@@ -66,8 +66,9 @@ constexpr uint32_t kBrokenRedirect = 1 << 6;
 class Tracking : public Keyspace::InvalidationListener {
  public:
   explicit Tracking(ClientRegistry* clients) : clients_(clients) {}
-  // Read for the receivers' output buffer limits; set before workers start.
-  void set_config(const Config* config) { config_ = config; }
+  // Read for the receivers' output buffer limits and the table's size limit; set before workers
+  // start. CONFIG SET tracking-table-max-keys trims the table at once.
+  void set_config(Config* config);
 
   // Whether any client has tracking on: one relaxed load.
   bool active() const { return tracking_clients_.load(std::memory_order_relaxed) != 0; }
@@ -89,7 +90,8 @@ class Tracking : public Keyspace::InvalidationListener {
   // Keys changed by the command of client `writer` (0: no client). Messages to `writer` itself
   // wait for FinishCommand on this thread.
   void ChangedKeys(uint64_t writer, const std::vector<std::string_view>& keys);
-  // The keys a read-only command of tracking client `reader` read.
+  // The keys a read-only command of tracking client `reader` read. Beyond
+  // tracking-table-max-keys keys in the table, others are forgotten with an invalidation.
   void Remember(uint64_t reader, const std::vector<std::string>& keys);
   // Before a client's command on this thread, while some client tracks: a flush it makes
   // reaches it after its reply.
@@ -132,8 +134,15 @@ class Tracking : public Keyspace::InvalidationListener {
     bool all = false;
   };
 
+  using KeyTable = std::unordered_map<std::string, std::unordered_set<uint64_t>>;
+
   void SetFlagsLocked(ClientState& state, uint32_t flags);
+  // A change of `key` by client `writer` (0: none): BCAST announcements and ForgetLocked.
   void InvalidateLocked(uint64_t writer, std::string_view key, std::vector<Delivery>* out);
+  // Removes the key from the table, with an invalidation for each client that read it.
+  void ForgetLocked(uint64_t writer, KeyTable::iterator found, std::vector<Delivery>* out);
+  // Forgets keys while the table holds more than `max_keys` (0: no limit); releases `lock`.
+  void EnforceLimit(std::unique_lock<std::mutex>& lock, int64_t max_keys);
   void CollectBroadcastsLocked(std::vector<Delivery>* out);
   // Sends each delivery to its target (or the target's redirect); takes mu_ for each.
   void Send(std::vector<Delivery>& deliveries, Session* self);
@@ -145,7 +154,7 @@ class Tracking : public Keyspace::InvalidationListener {
   mutable std::mutex mu_;
   std::atomic<int64_t> tracking_clients_{0};
   std::unordered_map<uint64_t, ClientState> states_;
-  std::unordered_map<std::string, std::unordered_set<uint64_t>> keys_;
+  KeyTable keys_;
   int64_t items_ = 0;
   std::map<std::string, PrefixState> prefixes_;
   std::atomic<bool> broadcasts_pending_{false};

@@ -102,6 +102,9 @@ const std::vector<ConfigKey> kKeys = {
     {"notify-keyspace-events", ConfigKind::kString, "", true, 0, 0, "",
      "keyspace notification classes, Redis's letters (K E g $ l s h z x e t m d n A)", false,
      CheckNotifyKeyspaceEvents},
+    {"tracking-table-max-keys", ConfigKind::kInt, "1000000", true, 0, INT64_MAX, "",
+     "keys the client-side caching table remembers; beyond them keys are forgotten, each with "
+     "an invalidation to its readers (0 = no limit)"},
     {"latency-monitor-threshold", ConfigKind::kInt, "0", true, 0, INT64_MAX, "",
      "ms a command must take to be recorded by the latency monitor (0 = off)"},
     {"latency-tracking", ConfigKind::kBool, "yes", true, 0, 0, "",
@@ -576,6 +579,7 @@ void Config::PublishAtomics() {
   replica_serve_stale_data = num("replica-serve-stale-data") != 0;
   lua_memory_limit = num("lua-memory-limit");
   latency_monitor_threshold = num("latency-monitor-threshold");
+  tracking_table_max_keys = num("tracking-table-max-keys");
   maxmemory = num("maxmemory");
   const std::string& policy = values_.find("maxmemory-policy")->second.text;
   maxmemory_noeviction = policy == "noeviction";

@@ -194,6 +194,7 @@ class Config {
   std::atomic<bool> replica_serve_stale_data{true};
   std::atomic<int64_t> lua_memory_limit{0};           // bytes
   std::atomic<int64_t> latency_monitor_threshold{0};  // ms, 0 = off
+  std::atomic<int64_t> tracking_table_max_keys{0};    // 0 = no limit
   std::atomic<int64_t> maxmemory{0};                  // bytes, 0 = no limit
   std::atomic<bool> maxmemory_noeviction{true};       // maxmemory-policy is noeviction
   std::atomic<bool> maxmemory_lfu{false};             // maxmemory-policy is an LFU one

@@ -96,7 +96,6 @@ const std::vector<ConfigKey> kRedisKeys = {
     Int("shutdown-timeout", "10", true, 0, kIntMax),
     List("shutdown-on-sigint", "default", CheckShutdownOnSignal),
     List("shutdown-on-sigterm", "default", CheckShutdownOnSignal),
-    Int("tracking-table-max-keys", "1000000", true, 0, kLongMax),
     // Redis's test hooks that slow its RDB writing and loading down per key; Basalt's snapshots
     // are not written or loaded key by key.
     Hidden(Int("rdb-key-save-delay", "0", true, INT_MIN, kIntMax)),

@@ -306,6 +306,29 @@ def test_flush_forgets_every_tracked_key(conns, r):
     assert_quiet(a)
 
 
+def test_the_table_beyond_its_limit_forgets_keys_with_an_invalidation(conns, r):
+    a = tracker(conns)
+    for key in ("k1", "k2", "k3"):
+        assert a.call("GET", key) == ("_", None)
+    try:
+        # Lowering the limit forgets keys at once, as Redis's cron does.
+        assert r.config_set("tracking-table-max-keys", 2)
+        first = a.read()
+        assert first[0] == ">" and first[1][0] == ("$", b"invalidate")
+        forgotten = [k for _, k in first[1][1][1]]
+        assert len(forgotten) == 1 and forgotten[0] in (b"k1", b"k2", b"k3")
+        assert r.info("stats")["tracking_total_keys"] == 2
+        # A read beyond the limit forgets another key; a write to a forgotten key sends nothing.
+        assert a.call("GET", "k4") == ("_", None)
+        second = a.read()
+        assert second[0] == ">" and len(second[1][1][1]) == 1
+        assert r.info("stats")["tracking_total_keys"] == 2
+        r.set(forgotten[0], "v")
+        assert_quiet(a)
+    finally:
+        r.config_set("tracking-table-max-keys", 1000000)
+
+
 def test_the_active_expirer_invalidates_an_expired_key(conns):
     a = tracker(conns)
     b = conns()
