@@ -99,6 +99,7 @@ struct TrimArgs {
   std::optional<StreamId> min_id;
   bool approx = false;
   uint64_t limit = 0;
+  uint64_t node_entries = 100;  // stream-node-max-entries, the blocks `~` takes
   bool no_mkstream = false;
   // XADD: the ID argument's index, the ID and whether its sequence was given.
   size_t id_index = 0;
@@ -106,9 +107,6 @@ struct TrimArgs {
   bool seq_given = true;
   StreamId id;
 };
-
-// The default LIMIT of a `~` trim: Redis's 100 * stream-node-max-entries.
-constexpr uint64_t kApproxTrimLimit = 100 * kStreamNodeEntries;
 
 std::optional<TrimArgs> ParseTrimArgs(CommandContext& c, bool xadd) {
   TrimArgs args;
@@ -181,7 +179,9 @@ std::optional<TrimArgs> ParseTrimArgs(CommandContext& c, bool xadd) {
     c.reply.Error("ERR syntax error, LIMIT cannot be used without the special ~ option");
     return std::nullopt;
   }
-  if (!limit_given && args.approx) args.limit = kApproxTrimLimit;
+  args.node_entries = static_cast<uint64_t>(c.server.config->stream_node_entries.load());
+  // The default LIMIT of a `~` trim, Redis's.
+  if (!limit_given && args.approx) args.limit = 100 * args.node_entries;
   return args;
 }
 
@@ -190,7 +190,8 @@ bool Trim(CommandContext& c, StreamStore& store, Metadata* meta, const TrimArgs&
           uint64_t* removed) {
   *removed = 0;
   if (!args.max_len && !args.min_id) return true;
-  auto n = store.TrimHead(meta, args.max_len, args.min_id, args.approx, args.limit);
+  auto n =
+      store.TrimHead(meta, args.max_len, args.min_id, args.approx, args.limit, args.node_entries);
   if (ReplyIfError(c, n.status())) return false;
   *removed = *n;
   return true;

@@ -163,6 +163,9 @@ const std::vector<ConfigKey> kKeys = {
     {"slowlog-max-len", ConfigKind::kInt, "128", true, 0, INT64_MAX, "",
      "entries kept in the slow log"},
     // Data types
+    {"stream-node-max-entries", ConfigKind::kInt, "100", true, 0, INT64_MAX, "",
+     "a stream trimmed with ~ loses whole blocks of this many entries, and XINFO STREAM counts "
+     "its radix-tree keys by them, as Redis's nodes (0 = 100)"},
     {"hll-sparse-max-bytes", ConfigKind::kMemory, "3000", true, 0, INT64_MAX, "",
      "largest sparse HyperLogLog value (header included) before it turns dense"},
     BasaltKey({"metadata-cache-size", ConfigKind::kMemory, "256mb", true, 0, INT64_MAX, "",
@@ -573,6 +576,8 @@ void Config::PublishAtomics() {
   slowlog_slower_than = num("slowlog-log-slower-than");
   slowlog_max_len = num("slowlog-max-len");
   hll_sparse_max_bytes = num("hll-sparse-max-bytes");
+  const int64_t node_entries = num("stream-node-max-entries");
+  stream_node_entries = node_entries > 0 ? node_entries : 100;
   busy_reply_threshold = num("busy-reply-threshold");
   min_replicas_to_write = num("min-replicas-to-write");
   min_replicas_max_lag = num("min-replicas-max-lag");

@@ -188,7 +188,8 @@ class Config {
   std::atomic<int64_t> slowlog_slower_than{0};
   std::atomic<int64_t> slowlog_max_len{0};
   std::atomic<int64_t> hll_sparse_max_bytes{0};
-  std::atomic<int64_t> busy_reply_threshold{0};  // ms
+  std::atomic<int64_t> stream_node_entries{100};  // stream-node-max-entries, 0 read as 100
+  std::atomic<int64_t> busy_reply_threshold{0};   // ms
   std::atomic<int64_t> min_replicas_to_write{0};
   std::atomic<int64_t> min_replicas_max_lag{0};  // seconds
   std::atomic<bool> replica_serve_stale_data{true};

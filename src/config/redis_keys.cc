@@ -117,7 +117,6 @@ const std::vector<ConfigKey> kRedisKeys = {
     Int("zset-max-listpack-entries", "128", true, 0, kLongMax),
     Memory("zset-max-listpack-value", "64", true, 0, kLongMax),
     Memory("stream-node-max-bytes", "4096", true, 0, kLongMax),
-    Int("stream-node-max-entries", "100", true, 0, kLongMax),
     Enum("sanitize-dump-payload", "no", true, "no|yes|clients"),
     // Network details Basalt does not offer.
     String("unixsocket", "", false),

@@ -275,7 +275,7 @@ void StreamStore::DeleteEntry(StreamId id) {
 
 StatusOr<uint64_t> StreamStore::TrimHead(Metadata* meta, std::optional<uint64_t> max_len,
                                          std::optional<StreamId> min_id, bool approx,
-                                         uint64_t limit) {
+                                         uint64_t limit, uint64_t node_entries) {
   // The entries the head may lose: the excess over MAXLEN or those below MINID, at most `limit`.
   const uint64_t cap = limit != 0 ? std::min(limit, meta->size) : meta->size;
   uint64_t want = cap;
@@ -283,7 +283,7 @@ StatusOr<uint64_t> StreamStore::TrimHead(Metadata* meta, std::optional<uint64_t>
   if (min_id && meta->stream.first_id >= *min_id) want = 0;
   // A `~` trim that cannot take a whole block reads nothing: a producer trimming on every XADD
   // reads the head once per block, not once per entry.
-  if (approx && want < kStreamNodeEntries && want != meta->size && !min_id) want = 0;
+  if (approx && want < node_entries && want != meta->size && !min_id) want = 0;
   if (want == 0) return uint64_t{0};
   // The IDs from the head: the candidates and the entry after them, which becomes the first.
   std::vector<StreamId> head;
@@ -295,11 +295,11 @@ StatusOr<uint64_t> StreamStore::TrimHead(Metadata* meta, std::optional<uint64_t>
     return true;
   });
   if (!s.ok()) return s;
-  // `~` takes whole blocks of kStreamNodeEntries from the head (the last block may be short),
+  // `~` takes whole blocks of `node_entries` from the head (the last block may be short),
   // as Redis takes whole radix-tree nodes.
   uint64_t removed = candidates;
   if (approx && candidates != meta->size) {
-    removed = candidates / kStreamNodeEntries * kStreamNodeEntries;
+    removed = candidates / node_entries * node_entries;
   }
   if (removed == 0) return uint64_t{0};
   // Tombstones: the reads seek past them to the first ID, and once flushed they make their file

@@ -30,8 +30,6 @@
 namespace basalt {
 
 constexpr StreamId kMaxStreamId{UINT64_MAX, UINT64_MAX};
-// Redis's stream-node-max-entries default: how many entries `~` trimming takes at a time.
-constexpr uint64_t kStreamNodeEntries = 100;
 
 // "ms-seq".
 std::string FormatStreamId(StreamId id);
@@ -90,11 +88,12 @@ class StreamStore {
   void DeleteEntry(StreamId id);
   // Removes entries from the head: while more than `max_len` remain (MAXLEN) or while the first
   // is below `min_id` (MINID), at most `limit` of them (0: no limit). With `approx` (`~`) only
-  // whole blocks of kStreamNodeEntries counted from the head go, the last block of the stream
-  // however short, as Redis removes only whole radix-tree nodes. Updates the size and first ID
-  // in *meta and returns how many went.
+  // whole blocks of `node_entries` (stream-node-max-entries) counted from the head go, the last
+  // block of the stream however short, as Redis removes only whole radix-tree nodes. Updates the
+  // size and first ID in *meta and returns how many went.
   StatusOr<uint64_t> TrimHead(Metadata* meta, std::optional<uint64_t> max_len,
-                              std::optional<StreamId> min_id, bool approx, uint64_t limit);
+                              std::optional<StreamId> min_id, bool approx, uint64_t limit,
+                              uint64_t node_entries);
   // After deletions: the smallest live ID from `from` on into meta's first ID (0-0 if empty).
   Status RefreshFirstId(Metadata* meta, StreamId from);
   // The greatest live entry ID (Redis's streamLastValidID); 0-0 for an empty stream.

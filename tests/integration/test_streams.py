@@ -639,6 +639,28 @@ def test_xinfo_stream(rr):
     raises(rr, WRONGTYPE, "XINFO", "STREAM", "str")
 
 
+def test_approximate_trims_take_blocks_of_stream_node_max_entries(rr):
+    # Redis's node size decides what `~` may take: whole nodes only, at most LIMIT entries
+    # (by default 100 nodes' worth).
+    old = rr.execute_command("CONFIG", "GET", "stream-node-max-entries")[1]
+    try:
+        rr.execute_command("CONFIG", "SET", "stream-node-max-entries", 10)
+        pipe = rr.pipeline(transaction=False)
+        for i in range(1, 101):
+            pipe.execute_command("XADD", "s", "%d-1" % i, "f", "v")
+        pipe.execute()
+        rr.execute_command("XADD", "s", "MAXLEN", "~", 55, "LIMIT", 30, "*", "f", "v")
+        assert rr.execute_command("XLEN", "s") == 71
+        rr.execute_command("XADD", "s", "MAXLEN", "~", 55, "LIMIT", 30, "*", "f", "v")
+        assert rr.execute_command("XLEN", "s") == 62
+        assert rr.execute_command("XTRIM", "s", "MAXLEN", "~", 0, "LIMIT", 9) == 0
+        assert rr.execute_command("XTRIM", "s", "MAXLEN", "~", 45) == 10
+        info = info_map(rr.execute_command("XINFO", "STREAM", "s"))
+        assert info["radix-tree-keys"] == 6  # 52 entries in blocks of 10
+    finally:
+        rr.execute_command("CONFIG", "SET", "stream-node-max-entries", old)
+
+
 def test_xinfo_stream_radix_tree_grows_with_the_entries(rr):
     # Redis's tree has a key per node of up to 100 entries; Basalt reports the same shape for
     # entries added in order (Redis's own XDEL fuzz test adds entries until it has 20 keys).
