@@ -31,14 +31,15 @@ std::string BlockingRegistry::Slot(uint8_t db, std::string_view key) {
 }
 
 void BlockingRegistry::Block(Session& session,
-                             const std::vector<std::pair<uint8_t, std::string>>& keys) {
+                             const std::vector<std::pair<uint8_t, std::string>>& keys,
+                             bool fails_on_deleted_key) {
   std::lock_guard<std::mutex> lock(mu_);
   auto& slots = slots_of_[session.id];
   if (slots.empty()) blocked_.fetch_add(1, std::memory_order_relaxed);
   for (const auto& [db, key] : keys) {
     std::string slot = Slot(db, key);
     if (std::find(slots.begin(), slots.end(), slot) != slots.end()) continue;
-    waiters_[slot].waiters.push_back(Waiter{session.id, session.serve_hook});
+    waiters_[slot].waiters.push_back(Waiter{session.id, session.serve_hook, fails_on_deleted_key});
     slots.push_back(std::move(slot));
   }
 }
@@ -75,11 +76,16 @@ bool BlockingRegistry::HasWaiters(uint8_t db, std::string_view key) {
 
 std::function<void()> BlockingRegistry::ServeFirst(const std::string& slot, Queue& queue,
                                                    std::shared_ptr<ServeBarrier> barrier) {
-  const Waiter& first = queue.waiters.front();
+  return Serve(slot, queue, queue.waiters.front(), std::move(barrier));
+}
+
+std::function<void()> BlockingRegistry::Serve(const std::string& slot, Queue& queue,
+                                              const Waiter& waiter,
+                                              std::shared_ptr<ServeBarrier> barrier) {
   queue.serving = true;
   queue.changed = false;
-  auto ticket = std::make_shared<ServeTicket>(this, slot, first.session_id, std::move(barrier));
-  return [serve = first.serve, ticket = std::move(ticket)]() mutable {
+  auto ticket = std::make_shared<ServeTicket>(this, slot, waiter.session_id, std::move(barrier));
+  return [serve = waiter.serve, ticket = std::move(ticket)]() mutable {
     if (serve) serve(std::move(ticket));
   };
 }
@@ -134,15 +140,24 @@ void BlockingRegistry::TicketReturned(const std::string& slot, uint64_t session_
     if (it == waiters_.end()) return;
     Queue& queue = it->second;
     queue.serving = false;
-    bool still_waiting = std::any_of(queue.waiters.begin(), queue.waiters.end(),
-                                     [&](const Waiter& w) { return w.session_id == session_id; });
+    auto returned = std::find_if(queue.waiters.begin(), queue.waiters.end(),
+                                 [&](const Waiter& w) { return w.session_id == session_id; });
+    const bool still_waiting = returned != queue.waiters.end();
     // A waiter that parked again found nothing: the round ends, unless the key was written
-    // while it looked.
-    bool go_on = served || !still_waiting || queue.changed;
+    // while it looked. Before it ends, the waiters behind it that a deleted key fails
+    // (XREADGROUP) run once each, as Redis runs every client blocked on a deleted key: the key
+    // may be gone, which their waiting ahead of nothing would never show them.
+    const bool go_on = served || !still_waiting || queue.changed;
+    auto failing = still_waiting
+                       ? std::find_if(std::next(returned), queue.waiters.end(),
+                                      [](const Waiter& w) { return w.fails_on_deleted_key; })
+                       : queue.waiters.end();
     if (queue.waiters.empty()) {
       waiters_.erase(it);
     } else if (go_on) {
       next = ServeFirst(slot, queue, std::move(barrier));
+    } else if (failing != queue.waiters.end()) {
+      next = Serve(slot, queue, *failing, std::move(barrier));
     }
   }
   if (next) next();
@@ -157,6 +172,16 @@ size_t BlockingRegistry::BlockingKeys() {
   size_t keys = 0;
   for (const auto& [slot, queue] : waiters_) {
     if (!queue.waiters.empty() && static_cast<uint8_t>(slot[0]) != kReplicaAckDb) keys++;
+  }
+  return keys;
+}
+
+size_t BlockingRegistry::BlockingKeysOnNokey() {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t keys = 0;
+  for (const auto& [slot, queue] : waiters_) {
+    keys += std::any_of(queue.waiters.begin(), queue.waiters.end(),
+                        [](const Waiter& w) { return w.fails_on_deleted_key; });
   }
   return keys;
 }

@@ -96,7 +96,9 @@ class BlockingRegistry : public Keyspace::TouchListener {
   // Parks `session` on `keys` (physical db, key), behind the clients already parked on them.
   // The session's serve_hook is called when it is its turn after a write. A session parked
   // again while still registered keeps its place.
-  void Block(Session& session, const std::vector<std::pair<uint8_t, std::string>>& keys);
+  // `fails_on_deleted_key`: the command ends with an error when its key is deleted (XREADGROUP).
+  void Block(Session& session, const std::vector<std::pair<uint8_t, std::string>>& keys,
+             bool fails_on_deleted_key = false);
   void Unblock(Session& session);
   // Whether a client waits on (physical db, key).
   bool HasWaiters(uint8_t db, std::string_view key);
@@ -121,12 +123,15 @@ class BlockingRegistry : public Keyspace::TouchListener {
   size_t blocked_clients() const { return blocked_.load(std::memory_order_relaxed); }
   // Distinct keys some client is blocked on (INFO clients' total_blocking_keys).
   size_t BlockingKeys();
+  // Of those, the keys some client waits on that a deletion fails (total_blocking_keys_on_nokey).
+  size_t BlockingKeysOnNokey();
 
  private:
   friend class ServeTicket;
   struct Waiter {
     uint64_t session_id;
     std::function<void(std::shared_ptr<ServeTicket>)> serve;
+    bool fails_on_deleted_key = false;
   };
   struct Queue {
     std::deque<Waiter> waiters;  // oldest first
@@ -139,6 +144,8 @@ class BlockingRegistry : public Keyspace::TouchListener {
   static constexpr uint8_t kReplicaAckDb = 255;
   // Hands the oldest waiter of `queue` a ticket (mu_ held); the caller calls the returned
   // function after releasing mu_.
+  std::function<void()> Serve(const std::string& slot, Queue& queue, const Waiter& waiter,
+                              std::shared_ptr<ServeBarrier> barrier);
   std::function<void()> ServeFirst(const std::string& slot, Queue& queue,
                                    std::shared_ptr<ServeBarrier> barrier);
   void TicketReturned(const std::string& slot, uint64_t session_id, bool served,

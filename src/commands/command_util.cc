@@ -105,7 +105,7 @@ std::optional<int64_t> TimeoutArg(CommandContext& c, size_t i) {
 }
 
 void ParkClient(CommandContext& c, const std::vector<size_t>& key_indexes, int64_t deadline_ms,
-                bool timeout_replies_null_array) {
+                bool timeout_replies_null_array, bool fails_on_deleted_key) {
   std::vector<std::pair<uint8_t, std::string>> keys;
   uint8_t pdb = c.server.keyspace->Physical(c.db());
   for (size_t i : key_indexes) keys.emplace_back(pdb, c.arg(i));
@@ -113,7 +113,7 @@ void ParkClient(CommandContext& c, const std::vector<size_t>& key_indexes, int64
   c.session.block.argv = c.argv;
   c.session.block.deadline_ms = deadline_ms;
   c.session.block.timeout_replies_null_array = timeout_replies_null_array;
-  c.server.blocking.Block(c.session, keys);
+  c.server.blocking.Block(c.session, keys, fails_on_deleted_key);
 }
 
 bool ParkAgainIfNotReady(CommandContext& c, const std::vector<size_t>& key_indexes, RedisType type,

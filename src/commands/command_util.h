@@ -93,9 +93,11 @@ void NotifyListMoved(CommandContext& c, std::string_view src, std::string_view d
 // the session on the keys at the given argument indexes and records the command to re-run;
 // it must be called while the command still holds its key locks (that is, from the handler).
 // Inside MULTI a blocking command never parks: the caller replies as on timeout instead.
+// `fails_on_deleted_key` marks a command that a deletion of its key ends with an error rather
+// than keeps waiting (XREADGROUP: INFO's total_blocking_keys_on_nokey).
 std::optional<int64_t> TimeoutArg(CommandContext& c, size_t i);
 void ParkClient(CommandContext& c, const std::vector<size_t>& key_indexes, int64_t deadline_ms,
-                bool timeout_replies_null_array);
+                bool timeout_replies_null_array, bool fails_on_deleted_key = false);
 // A woken client runs its command again only if one of its keys now holds a live value of the
 // type it waits for, as Redis serves a client woken by a write: a key that a transaction pushed
 // to, deleted and set to a string wakes nobody. Otherwise the client parks again (returns true).

@@ -140,7 +140,7 @@ void ClientsSection(ServerState& s, InfoWriter& w) {
   w.Field("tracking_clients", s.tracking.clients());
   w.Field("clients_in_timeout_table", 0);
   w.Field("total_blocking_keys", s.blocking.BlockingKeys());
-  w.Field("total_blocking_keys_on_nokey", 0);
+  w.Field("total_blocking_keys_on_nokey", s.blocking.BlockingKeysOnNokey());
 }
 
 void MemorySection(ServerState& s, InfoWriter& w) {

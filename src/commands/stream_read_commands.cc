@@ -358,7 +358,7 @@ void ReadGeneric(CommandContext& c, bool group_read) {
     std::string& id_arg = c.argv[args->streams_arg + args->streams + k];
     if (id_arg == "$") id_arg = FormatStreamId((*sources)[k].after);
   }
-  ParkClient(c, keys, *args->block_deadline, true);
+  ParkClient(c, keys, *args->block_deadline, true, group_read);
 }
 
 void XReadCommand(CommandContext& c) {

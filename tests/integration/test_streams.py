@@ -949,6 +949,29 @@ def test_xreadgroup_block_fails_when_the_stream_is_deleted(server, r, rr):
                                 "with GROUP option")
 
 
+@pytest.mark.basalt_only  # INFO's total_blocking_keys_on_nokey is Redis 7.2's (Debian has 7.0)
+def test_info_counts_the_keys_whose_deletion_fails_a_blocked_reader(server, r, rr):
+    def keys():
+        info = r.info("clients")
+        return info["total_blocking_keys"], info["total_blocking_keys_on_nokey"]
+
+    lister, _ = blocking_call(server, "BLPOP", "s", 0)
+    wait_blocked(r, 1)
+    assert keys() == (1, 0)  # BLPOP waits on through a deletion
+    rr.execute_command("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    group, group_box = blocking_call(server, "XREADGROUP", "GROUP", "g", "c", "BLOCK", 0,
+                                     "STREAMS", "s", ">")
+    wait_blocked(r, 2)
+    assert keys() == (1, 1)
+    rr.execute_command("DEL", "s")
+    group.join(5)
+    assert group_box.get("error", "").startswith("NOGROUP")
+    assert keys() == (1, 0)
+    rr.execute_command("RPUSH", "s", "x")
+    lister.join(5)
+    assert keys() == (0, 0)
+
+
 @pytest.mark.basalt_only  # 7.2 runs the command again (NOGROUP); 7.0 replied -UNBLOCKED
 @pytest.mark.parametrize("flush", ["FLUSHALL", "FLUSHDB"])
 def test_a_flush_fails_group_readers_and_keeps_plain_readers_waiting(server, r, rr, flush):
