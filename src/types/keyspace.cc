@@ -117,9 +117,7 @@ Status Keyspace::FlushDatabase(int db) {
 }
 
 void Keyspace::InvalidateAllTracked() {
-  if (invalidation_listener_ != nullptr && invalidation_listener_->Listening()) {
-    invalidation_listener_->OnAllKeysChanged();
-  }
+  if (invalidation_listener_ != nullptr) invalidation_listener_->OnAllKeysChanged();
 }
 
 void Keyspace::FlushEmptiedMemtables() {

@@ -107,7 +107,8 @@ class Keyspace {
     // Whether any client tracks keys now: one relaxed load.
     virtual bool Listening() const = 0;
     virtual void OnKeysChanged(const std::vector<std::string_view>& keys) = 0;
-    // Every key may have changed (FLUSHDB, FLUSHALL, a replica's full sync).
+    // Every key may have changed (FLUSHDB, FLUSHALL, a replica's full sync). Called whether or
+    // not a client tracks keys now: the table of keys read earlier is emptied either way.
     virtual void OnAllKeysChanged() = 0;
   };
   void SetInvalidationListener(InvalidationListener* listener) {
@@ -173,8 +174,8 @@ class Keyspace {
   void ApplyCounterWrites(const std::vector<CounterWrite>& writes);
   void NotifyKeyChanged(uint8_t physical_db, std::string_view key);
   void NotifyDatabaseChanged(uint8_t physical_db);
-  // Tells the invalidation listener, if any client tracks keys, that every key may have changed
-  // (flushes, a replica's full sync, or the flushes in a batch of its master's).
+  // Tells the invalidation listener that every key may have changed (flushes, a replica's full
+  // sync, or the flushes in a batch of its master's).
   void InvalidateAllTracked();
 
   void Close();

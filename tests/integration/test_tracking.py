@@ -306,6 +306,17 @@ def test_flush_forgets_every_tracked_key(conns, r):
     assert_quiet(a)
 
 
+def test_a_flush_empties_the_table_when_no_client_tracks_any_more(conns, r):
+    a = tracker(conns)
+    a.call("GET", "k1")
+    a.call("GET", "k2")
+    assert a.call("CLIENT", "TRACKING", "off") == OK
+    assert r.info("stats")["tracking_total_items"] == 2  # ids go lazily, as in Redis
+    r.flushall()
+    stats = r.info("stats")
+    assert (stats["tracking_total_keys"], stats["tracking_total_items"]) == (0, 0)
+
+
 def test_the_table_beyond_its_limit_forgets_keys_with_an_invalidation(conns, r):
     a = tracker(conns)
     for key in ("k1", "k2", "k3"):
