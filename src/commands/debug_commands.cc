@@ -360,6 +360,8 @@ void DebugHelp(CommandContext& c) {
       "    Write <message> to the server log.",
       "OBJECT <key>",
       "    Show low level info about `key` and associated value.",
+      "PAUSE-CRON <0|1>",
+      "    Stop periodic cron job processing (in Basalt: the active expiry rounds).",
       "PROTOCOL <type>",
       "    Reply with a test value of the specified type. <type> can be: string,",
       "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
@@ -402,6 +404,10 @@ void DebugCommand(CommandContext& c) {
   if (sub == "set-active-expire" && n == 3) {
     Status s = c.server.config->SetLive("active-expire", atoi(c.arg(2).c_str()) ? "yes" : "no");
     if (ReplyIfError(c, s)) return;
+    return c.reply.Ok();
+  }
+  if (sub == "pause-cron" && n == 3) {
+    if (c.server.expirer != nullptr) c.server.expirer->SetRoundsPaused(atoi(c.arg(2).c_str()) != 0);
     return c.reply.Ok();
   }
   if (sub == "set-disable-deny-scripts" && n == 3) {

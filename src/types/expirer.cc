@@ -38,7 +38,10 @@ void ActiveExpirer::Loop() {
     int64_t hz = std::clamp<int64_t>(config_->GetInt("hz"), 1, 500);
     cv_.wait_for(lock, std::chrono::milliseconds(1000 / hz));
     if (stopping_) break;
-    if (paused_ || UnixMillis() < paused_until_ms_ || !config_->GetBool("active-expire")) continue;
+    if (paused_ || rounds_paused_ || UnixMillis() < paused_until_ms_ ||
+        !config_->GetBool("active-expire")) {
+      continue;
+    }
     lock.unlock();
     RunOnce();
     lock.lock();

@@ -29,6 +29,9 @@ class ActiveExpirer {
   // A replica does not expire keys itself: its master's deletions arrive with the data. Checked
   // before each slice under the keyspace lock, so a paused expirer commits no further slice.
   void SetPaused(bool paused) { paused_ = paused; }
+  // DEBUG PAUSE-CRON: no active rounds while set (lazy expiry goes on), as Redis's paused cron
+  // runs no active expire cycle.
+  void SetRoundsPaused(bool paused) { rounds_paused_ = paused; }
   // CLIENT PAUSE: nothing is deleted before `until_ms` (absolute Unix ms; 0 lifts it).
   void PauseUntil(int64_t until_ms) { paused_until_ms_ = until_ms; }
   int64_t expired_total() const { return expired_total_.load(); }
@@ -51,6 +54,7 @@ class ActiveExpirer {
   std::string low_water_;  // expire keys below this were consumed by an earlier round
   std::atomic<int64_t> expired_total_{0};
   std::atomic<bool> paused_{false};
+  std::atomic<bool> rounds_paused_{false};
   std::atomic<int64_t> paused_until_ms_{0};
   uint64_t rounds_ = 0;
 };

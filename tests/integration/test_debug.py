@@ -1,4 +1,4 @@
-"""DEBUG (SLEEP, OBJECT, SET-ACTIVE-EXPIRE, SET-DISABLE-DENY-SCRIPTS, LOADAOF, CHANGE-REPL-ID,
+"""DEBUG (SLEEP, OBJECT, SET-ACTIVE-EXPIRE, PAUSE-CRON, SET-DISABLE-DENY-SCRIPTS, LOADAOF, CHANGE-REPL-ID,
 DIGEST, DIGEST-VALUE, PROTOCOL, STRINGMATCH-TEST, QUICKLIST-PACKED-THRESHOLD, LISTPACK, ERROR, HELP) behind
 enable-debug-command, BGREWRITEAOF, LOLWUT, and MODULE (LIST empty, LOAD/UNLOAD behind
 enable-module-command and failing). PROTOCOL's replies are compared byte for byte in RESP2
@@ -129,6 +129,26 @@ def test_debug_object_finds_a_key_past_its_ttl_until_it_is_deleted(c):
         assert c.call("EXISTS", "k") == (":", 0)
     finally:
         c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+
+
+def test_debug_pause_cron_stops_the_active_expiry_rounds(c):
+    def expired():
+        info = c.call("INFO", "stats")[1]
+        return int(re.search(rb"expired_keys:(\d+)", info).group(1))
+
+    before = expired()
+    assert c.call("DEBUG", "PAUSE-CRON", "1") == ("+", b"OK")
+    try:
+        c.call("SET", "k", "v", "PX", "1")
+        time.sleep(0.6)  # several rounds at hz 10
+        assert expired() == before
+        assert c.call("DBSIZE") == (":", 1)  # still stored: only a lookup would delete it
+    finally:
+        assert c.call("DEBUG", "PAUSE-CRON", "0") == ("+", b"OK")
+    deadline = time.monotonic() + 5
+    while expired() == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert expired() == before + 1
 
 
 def test_debug_set_disable_deny_scripts(c):
