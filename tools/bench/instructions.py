@@ -29,10 +29,10 @@ import tempfile
 from benchlib import BASALT, free_port, markdown_table, wait_ready
 
 
-def benchmark(port, test, requests, pipeline, clients):
+def benchmark(port, test, requests, pipeline, clients, value_size):
     subprocess.run(
         ["redis-benchmark", "-p", str(port), "-c", str(clients), "-n", str(requests), "-r",
-         "1000000", "-P", str(pipeline), "-t", test, "-q"],
+         "1000000", "-P", str(pipeline), "-d", str(value_size), "-t", test, "-q"],
         check=True, stdout=subprocess.DEVNULL)
 
 
@@ -54,9 +54,9 @@ def measure(binary, args):
     try:
         wait_ready(port, proc, timeout=300)
         if args.fill:
-            benchmark(port, args.fill, args.fill_requests, 16, args.clients)
+            benchmark(port, args.fill, args.fill_requests, 16, args.clients, args.value_size)
         callgrind_control("--instr=on", str(proc.pid))
-        benchmark(port, args.test, args.requests, args.pipeline, args.clients)
+        benchmark(port, args.test, args.requests, args.pipeline, args.clients, args.value_size)
         callgrind_control("--dump", str(proc.pid))
     finally:
         proc.terminate()
@@ -95,6 +95,7 @@ def main():
     p.add_argument("--requests", type=int, default=100000)
     p.add_argument("--pipeline", type=int, default=16)
     p.add_argument("--clients", type=int, default=50)
+    p.add_argument("--value-size", type=int, default=3, help="redis-benchmark -d")
     p.add_argument("--top", type=int, default=0, help="list each binary's costliest functions")
     args = p.parse_args()
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
