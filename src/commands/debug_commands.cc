@@ -252,9 +252,10 @@ void DebugObject(CommandContext& c) {
   const uint8_t pdb = c.server.keyspace->Physical(c.db());
   const int64_t idle = access.IdleSeconds(pdb, c.arg(2), c.ctx.now_ms());
   const int64_t lru = (c.ctx.now_ms() / 1000 - idle) & ((int64_t{1} << 24) - 1);
-  c.reply.Simple("Value at:0x0 refcount:1 encoding:" + *encoding +
-                 " serializedlength:" + std::to_string(bytes) + " lru:" + std::to_string(lru) +
-                 " lru_seconds_idle:" + std::to_string(idle));
+  c.reply.Simple(
+      "Value at:0x0 refcount:" + std::to_string(ObjectRefcount(*c.server.config, *state)) +
+      " encoding:" + *encoding + " serializedlength:" + std::to_string(bytes) +
+      " lru:" + std::to_string(lru) + " lru_seconds_idle:" + std::to_string(idle));
 }
 
 void DebugProtocol(CommandContext& c) {

@@ -447,7 +447,7 @@ void ObjectCommand(CommandContext& c) {
     if (ReplyIfError(c, encoding.status())) return;
     return c.reply.Bulk(*encoding);
   }
-  if (sub == "refcount") return c.reply.Integer(1);
+  if (sub == "refcount") return c.reply.Integer(ObjectRefcount(*c.server.config, *state));
   const bool lfu = c.server.config->maxmemory_lfu.load(std::memory_order_relaxed);
   KeyAccessTable& access = c.server.keyspace->access();
   const uint8_t pdb = c.server.keyspace->Physical(c.db());

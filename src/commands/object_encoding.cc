@@ -132,6 +132,21 @@ std::string StringValueEncoding(const KeyState& state) {
 
 }  // namespace
 
+int64_t ObjectRefcount(const Config& config, const KeyState& state) {
+  constexpr int64_t kSharedRefcount = 2147483647;  // Redis's OBJ_SHARED_REFCOUNT
+  constexpr int64_t kSharedIntegers = 10000;       // Redis's OBJ_SHARED_INTEGERS
+  if (state.meta.type != RedisType::kString || StringValueEncoding(state) != "int") return 1;
+  std::optional<int64_t> v = ParseInt64(state.meta.value);
+  if (!v || *v < 0 || *v >= kSharedIntegers) return 1;
+  if (config.maxmemory.load(std::memory_order_relaxed) > 0) {
+    const std::string policy = config.GetString("maxmemory-policy");
+    if (policy.find("lru") != std::string::npos || policy.find("lfu") != std::string::npos) {
+      return 1;
+    }
+  }
+  return kSharedRefcount;
+}
+
 StatusOr<std::string> ObjectEncoding(CommandContext& c, int db, std::string_view key,
                                      const KeyState& state) {
   switch (state.meta.type) {

@@ -1,4 +1,5 @@
-// ObjectEncoding: the name OBJECT ENCODING and DEBUG OBJECT give a value.
+// ObjectEncoding: the name OBJECT ENCODING and DEBUG OBJECT give a value; ObjectRefcount: the
+// count OBJECT REFCOUNT and DEBUG OBJECT give it.
 //
 // Basalt stores every collection the same way on disk, so there is no encoding to report as
 // such. Tools and test suites read the name to learn what Redis 7.2 would hold, and tune it
@@ -14,6 +15,7 @@
 
 #include "commands/command_table.h"
 #include "common/status.h"
+#include "config/config.h"
 #include "types/keyspace.h"
 
 namespace basalt {
@@ -22,5 +24,11 @@ namespace basalt {
 // without a look at its members).
 StatusOr<std::string> ObjectEncoding(CommandContext& c, int db, std::string_view key,
                                      const KeyState& state);
+
+// Redis 7.2 holds the integers 0-9999 as shared objects, whose count is INT_MAX, unless a
+// maxmemory limit with an LRU or LFU policy needs a clock in every value; any other value is
+// its key's alone: 1. Basalt shares nothing, but clients and tests read the count to learn
+// whether a value is shared.
+int64_t ObjectRefcount(const Config& config, const KeyState& state);
 
 }  // namespace basalt

@@ -470,6 +470,33 @@ def test_object_encoding_after_modification(r):
     assert r.object("encoding", "a") == "raw"
 
 
+def test_object_refcount_shows_redis_shared_integers(r):
+    """Redis holds the integers 0-9999 as shared objects (refcount INT_MAX) unless a maxmemory
+    limit with an LRU or LFU policy is set; every other value is its key's alone."""
+    shared = 2147483647
+    r.set("zero", 0)
+    r.set("small", 9999)
+    r.incr("counter")
+    r.set("large", 10000)
+    r.set("negative", -1)
+    r.set("text", "abc")
+    r.rpush("list", "1")
+    assert [r.object("refcount", k) for k in ("zero", "small", "counter")] == [shared] * 3
+    assert [r.object("refcount", k) for k in ("large", "negative", "text", "list")] == [1] * 4
+    policy = r.config_get("maxmemory-policy")["maxmemory-policy"]
+    try:
+        r.config_set("maxmemory", "1gb")
+        r.config_set("maxmemory-policy", "allkeys-lru")
+        r.set("under-lru", 5)
+        assert r.object("refcount", "under-lru") == 1
+        r.config_set("maxmemory-policy", "allkeys-random")
+        r.set("under-random", 5)
+        assert r.object("refcount", "under-random") == shared
+    finally:
+        r.config_set("maxmemory", "0")
+        r.config_set("maxmemory-policy", policy)
+
+
 def test_object_encoding_of_large_collections(r):
     """Collections past Redis's compact-encoding limits report its large encodings."""
     r.hset("h", mapping={"f%d" % i: "v" for i in range(600)})
