@@ -396,26 +396,6 @@ CommandOffloader* OffloaderFor(const ServerState& server, const Session& session
   return nullptr;
 }
 
-// Whether a write goes to the read threads rather than run on the worker: its keys' metadata
-// (which nearly every write reads first) is not all in memory, so the worker would wait for the
-// disk. Only a write that would run here in the ordinary way (a plain keyed write, of a client
-// that can be parked, outside MULTI) while there are read threads. The check takes no lock, so
-// a key may leave memory before the write runs: the worker then reads it in place, as it would
-// without the check. The write's other reads (a collection's members) are not checked.
-bool WritesFromDisk(ServerState& server, const Session& session, const CommandSpec& spec,
-                    const std::vector<std::string>& argv) {
-  constexpr uint32_t kNotHere = kCmdExclusive | kCmdSelfCommit | kCmdOffload | kCmdTxControl |
-                                kCmdAllowBusy | kCmdBlocking | kCmdWaitsOnPeer;
-  if (!(spec.flags & kCmdWrite) || (spec.flags & kNotHere) || server.read_offloader == nullptr ||
-      !session.deliver_hook || session.offloaded || session.in_multi || RunsExclusive(spec, argv)) {
-    return false;
-  }
-  thread_local std::vector<std::string_view> keys;
-  keys.clear();
-  CommandTable::ForEachKeyIndex(spec, argv, [&](size_t i) { keys.push_back(argv[i]); });
-  return !keys.empty() && !server.keyspace->MetadataInMemory(session.db, keys);
-}
-
 // Adds what a memory-only run that stood held back to the server's statistics.
 void PublishStats(ServerState& server, const TentativeStats& stats) {
   if (stats.keyspace_hits != 0) {
@@ -430,14 +410,6 @@ void PublishStats(ServerState& server, const TentativeStats& stats) {
 // Hands a command whose memory-only run missed to the read threads; its client waits.
 void OffloadRead(ServerState& server, Session& session, std::vector<std::string>& argv) {
   server.counters.offloaded_reads.fetch_add(1, std::memory_order_relaxed);
-  session.awaiting_reply = true;
-  server.read_offloader->Submit(session, std::move(argv));
-}
-
-// Hands a write whose keys are not in memory (WritesFromDisk) to the read threads; its client
-// waits.
-void OffloadWrite(ServerState& server, Session& session, std::vector<std::string>& argv) {
-  server.counters.offloaded_writes.fetch_add(1, std::memory_order_relaxed);
   session.awaiting_reply = true;
   server.read_offloader->Submit(session, std::move(argv));
 }
@@ -665,12 +637,6 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     session.awaiting_reply = true;
     elsewhere->Submit(session, std::move(argv));
     return;
-  }
-  if (WritesFromDisk(server, session, *spec, argv)) {
-    // The client's writes still in the group commit first: the read thread's write follows
-    // them, for every client and replica.
-    if (grouped) group->Commit(server);
-    return OffloadWrite(server, session, argv);
   }
 
   MarkCommandStart();

@@ -20,15 +20,6 @@
 // the read ran, the read sees the client's own writes. MULTI/EXEC and scripts run as before,
 // reading from disk where they must, so they stay atomic.
 //
-// A write cannot be run memory-first and thrown away: it shares its group's Context with the
-// writes before it. Instead, before a plain keyed write runs, the worker asks whether each of
-// its keys' metadata (which nearly every write reads first) is in memory
-// (Keyspace::MetadataInMemory; what that finds enters the metadata cache, where the write finds
-// it again). If not, the worker commits its group and hands the write to the read threads like a
-// read. The question takes no lock, so it is only a forecast: a key that leaves memory before
-// the write runs is read on the worker, as before. A write's other reads (a collection's
-// members, an old value in a blob file) are not forecast.
-//
 // Writes are committed in groups (WriteGroup). A worker passes its one group for every command
 // it runs, and consecutive plain keyed writes, of one pipeline or of the many clients whose
 // requests one turn of the worker's event loop reads, run in one Context and reach RocksDB as

@@ -365,13 +365,12 @@ void StatsSection(ServerState& s, InfoWriter& w) {
   w.Field("acl_access_denied_key", c.acl_denied_key.load());
   w.Field("acl_access_denied_channel", c.acl_denied_channel.load());
   // Basalt: pipelined writes committed together, writes handed between workers and reads
-  // and writes handed to the read threads.
+  // handed to the read threads.
   w.Field("grouped_write_commits", c.grouped_commits.load());
   w.Field("grouped_write_commands", c.grouped_commands.load());
   w.Field("delegated_write_commands", c.delegated_commands.load());
   w.Field("moved_connections", c.moved_connections.load());
   w.Field("offloaded_reads", c.offloaded_reads.load());
-  w.Field("offloaded_writes", c.offloaded_writes.load());
   w.Field("client_query_buffer_limit_disconnections", c.query_buffer_disconnections.load());
   w.Field("reply_size_limit_disconnections", c.reply_size_disconnections.load());
 }

@@ -28,8 +28,6 @@ struct ServerCounters {
   // Read commands whose data was not all in memory, handed to the read threads
   // (commands/offload.h).
   std::atomic<int64_t> offloaded_reads{0};
-  // Write commands whose keys' metadata was not all in memory, handed to the read threads.
-  std::atomic<int64_t> offloaded_writes{0};
   // Socket reads that returned data, and flushes of replies (Redis's total_reads_processed and
   // total_writes_processed).
   std::atomic<int64_t> reads_processed{0};
@@ -57,7 +55,6 @@ struct ServerCounters {
     delegated_commands = 0;
     moved_connections = 0;
     offloaded_reads = 0;
-    offloaded_writes = 0;
     reads_processed = 0;
     writes_processed = 0;
     acl_denied_auth = 0;

@@ -400,19 +400,6 @@ void Keyspace::PrefetchForCommands(int db, std::span<const std::string_view> key
   engine_->PrefetchMetadataSlots(EncodedMetadataKeys(pdb, keys));
 }
 
-bool Keyspace::MetadataInMemory(int db, std::span<const std::string_view> keys) {
-  const uint8_t pdb = Physical(db);
-  std::string encoded, value;
-  for (std::string_view key : keys) {
-    encoded.clear();
-    AppendMetadataKey(&encoded, pdb, key);
-    rocksdb::Status s =
-        engine_->Get(ColumnFamily::kMetadata, encoded, &value, nullptr, rocksdb::kBlockCacheTier);
-    if (s.IsIncomplete()) return false;
-  }
-  return true;
-}
-
 void Context::PrefetchMetadata(int db, std::span<const std::string_view> keys) {
   keyspace_->engine()->PrefetchMetadata(EncodedMetadataKeys(
       keyspace_->Physical(db), keys.first(std::min(keys.size(), MetadataCache::kMaxPrefetch))));

@@ -61,11 +61,6 @@ class Keyspace {
   // Starts loading what the commands about to run on `keys` of `db` read first: each key's
   // metadata cache slot and lock stripe. Takes no lock; a key never used costs only its fetch.
   void PrefetchForCommands(int db, std::span<const std::string_view> keys);
-  // Whether reading the metadata of each of `keys` of `db` needs no disk read: each is in the
-  // metadata cache, the memtables or the block cache. Takes no lock, so it is a forecast (a
-  // write may change the answer at once); what it reads enters the metadata cache, where the
-  // command that follows finds it.
-  bool MetadataInMemory(int db, std::span<const std::string_view> keys);
   WatchRegistry& watches() { return watches_; }
   KeyspaceEvents& events() { return events_; }
   // The logical database that physical database `pdb` currently serves.

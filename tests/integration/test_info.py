@@ -42,8 +42,7 @@ BASALT_FIELDS = {
                     "rdb_syncs", "backups", "backup_last_time",
                     "backup_last_status"},
     "stats": {"grouped_write_commits", "grouped_write_commands", "delegated_write_commands",
-              "moved_connections", "offloaded_reads", "offloaded_writes",
-              "client_query_buffer_limit_disconnections",
+              "moved_connections", "offloaded_reads", "client_query_buffer_limit_disconnections",
               "reply_size_limit_disconnections"},
     "replication": {"repl_checkpoints_created"},
 }

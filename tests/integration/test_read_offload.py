@@ -6,11 +6,10 @@ Whatever ran where, a client's replies stay in order, it reads its own writes, t
 scripts stay atomic, and the statistics count each command once.
 """
 import random
-import threading
 
 import pytest
 
-from helpers import run_clients, wait_until
+from helpers import run_clients
 from resp import RawConn
 
 pytestmark = pytest.mark.basalt_only
@@ -232,59 +231,3 @@ def test_optin_caching_yes_covers_the_next_read_even_when_it_needs_the_disk(disk
         d.set(key, "changed")
     assert a.read() == (">", [("$", b"invalidate"), ("*", [("$", b"k10")])])
     a.close()
-
-
-def offloaded_writes(r):
-    return r.info("stats")["offloaded_writes"]
-
-
-def test_writes_whose_keys_are_on_disk_run_on_the_read_threads(start_server):
-    """A write whose key's metadata is only on disk goes to the read threads instead of waiting
-    for the disk on its worker; pipelined with reads and writes of keys in memory, every reply
-    keeps its place and every write lands."""
-    s = start_server(args=SMALL_CACHES)
-    r = s.client()
-    fill(r)
-    r.rpush("list", "a")
-    assert r.save()
-    before = offloaded_writes(r)
-    p = r.pipeline(transaction=False)
-    expected = []
-    for i in range(0, 300, 3):
-        p.set("k%d" % i, "new%d" % i)             # on disk
-        p.set("fresh%d" % i, "f")                  # absent: the filters say so from memory
-        p.get("k%d" % i)
-        p.append("k%d" % (i + 1), "+")             # on disk, reads the old value
-        p.incr("counter")
-        expected += [True, True, "new%d" % i, len(value_of(i + 1)) + 1, i // 3 + 1]
-    assert p.execute() == expected
-    assert offloaded_writes(r) > before
-    assert r.get("k0") == "new0" and r.get("k1") == value_of(1) + "+"
-    assert r.get("counter") == "100"
-    # A write on a list only on disk wakes a client blocked on another key's list as usual.
-    assert r.save()
-    waiter = s.client()
-    got = []
-    t = threading.Thread(target=lambda: got.append(waiter.blpop(["list2"], 10)))
-    t.start()
-    assert wait_until(lambda: r.info("clients")["blocked_clients"] == 1)
-    assert r.rpoplpush("list", "list2") == "a"
-    t.join(10)
-    assert got == [("list2", "a")]
-    assert r.dbsize() == KEYS + 100 + 1
-
-
-def test_an_offloaded_write_reaches_replicas_and_wait(start_server):
-    s = start_server(args=SMALL_CACHES)
-    r = s.client()
-    fill(r)
-    replica = start_server(args={"replicaof": "127.0.0.1 %d" % s.port})
-    rr = replica.client()
-    assert wait_until(lambda: rr.dbsize() == KEYS, timeout=30)
-    assert r.save()
-    before = offloaded_writes(r)
-    for i in range(50):
-        r.set("k%d" % i, "replicated%d" % i)
-        assert r.wait(1, 5000) == 1
-    assert offloaded_writes(r) > before
-    assert rr.mget(["k%d" % i for i in range(50)]) == ["replicated%d" % i for i in range(50)]
