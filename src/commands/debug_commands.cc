@@ -389,6 +389,15 @@ void DebugHelp(CommandContext& c) {
   c.reply.SimpleLines(kHelp);
 }
 
+// Whether the server holds a function library or a key in any database.
+bool HoldsData(const ServerState& server) {
+  if (server.function_libraries.load(std::memory_order_relaxed) > 0) return true;
+  for (int db = 0; db < server.keyspace->databases(); db++) {
+    if (server.keyspace->KeyCount(db) > 0) return true;
+  }
+  return false;
+}
+
 void DebugCommand(CommandContext& c) {
   if (!ProtectedCommandAllowed(c, "DEBUG", "enable-debug-command")) return;
   const std::string sub = ToLower(c.arg(1));
@@ -423,12 +432,22 @@ void DebugCommand(CommandContext& c) {
   if (sub == "reload") {
     // Redis saves an RDB and loads it back. Every write is already in RocksDB and reads come
     // from it, so the data after a reload is the data now: nothing to do but check the options.
+    bool merge = false, noflush = false;
     for (size_t i = 2; i < n; i++) {
       const std::string opt = ToLower(c.arg(i));
-      if (opt != "merge" && opt != "nosave" && opt != "noflush") {
+      if (opt == "merge") {
+        merge = true;
+      } else if (opt == "noflush") {
+        noflush = true;
+      } else if (opt != "nosave") {
         return c.reply.Error(
             "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.");
       }
+    }
+    // Without the flush and without MERGE, Redis loads the file over the data it came from: a
+    // library or key it holds already stops the load.
+    if (noflush && !merge && HoldsData(c.server)) {
+      return c.reply.Error("ERR Error trying to load the RDB dump, check server logs.");
     }
     return c.reply.Ok();
   }
