@@ -68,6 +68,7 @@ void NotifyListPopped(CommandContext& c, std::string_view key, bool left, uint64
                       size_t popped) {
   Notify(c, notify::kList, left ? "lpop" : "rpop", key);
   if (popped >= size_before) Notify(c, notify::kGeneric, "del", key);
+  c.ctx.AddChanges(static_cast<int64_t>(popped) - 1);
 }
 
 void NotifyListMoved(CommandContext& c, std::string_view src, std::string_view dst, bool from_left,
@@ -75,6 +76,7 @@ void NotifyListMoved(CommandContext& c, std::string_view src, std::string_view d
   Notify(c, notify::kList, to_left ? "lpush" : "rpush", dst);
   Notify(c, notify::kList, from_left ? "lpop" : "rpop", src);
   NotifyIfEmptied(c, src);
+  if (src != dst) c.ctx.AddChanges(-1);
 }
 
 std::optional<int64_t> TimeoutArg(CommandContext& c, size_t i) {

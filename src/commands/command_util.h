@@ -80,10 +80,12 @@ void ReplicateExpireAt(CommandContext& c, std::string_view key, int64_t expire_m
 
 // The `del` event when a removal emptied the collection `key` (Redis deletes it then).
 void NotifyIfEmptied(CommandContext& c, std::string_view key);
-// A list pop's events: lpop or rpop, and del when it took all `size_before` elements.
+// A list pop's events: lpop or rpop, and del when it took all `size_before` elements. Counts
+// the pop as Redis does: one change per element.
 void NotifyListPopped(CommandContext& c, std::string_view key, bool left, uint64_t size_before,
                       size_t popped);
-// LMOVE's events, in Redis's order: the push on dst, then the pop on src (and its del).
+// LMOVE's events, in Redis's order: the push on dst, then the pop on src (and its del). Counts
+// the move as Redis does: one change, also between two keys.
 void NotifyListMoved(CommandContext& c, std::string_view src, std::string_view dst, bool from_left,
                      bool to_left);
 

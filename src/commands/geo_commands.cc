@@ -131,7 +131,10 @@ void GeoaddCommand(CommandContext& c) {
   }
   w.Finish();
   // GEOADD is ZADD underneath in Redis, and notifies as ZADD does.
-  if (added + updated != 0) Notify(c, notify::kZset, "zadd", c.arg(1));
+  if (added + updated != 0) {
+    Notify(c, notify::kZset, "zadd", c.arg(1));
+    c.ctx.AddChanges(added + updated - 1);  // Redis counts each member added or updated
+  }
   c.reply.Integer(ch ? added + updated : added);
 }
 

@@ -201,6 +201,7 @@ void RenameGeneric(CommandContext& c, bool nx) {
   if (nx && dst->live()) return c.reply.Integer(0);
   if (ReplyIfError(c, PlaceKey(c, src_key, src->meta, c.db(), dst_key, *dst))) return;
   c.ctx.Delete(c.db(), src_key, *src);
+  c.ctx.AddChanges(-1);  // Redis counts a rename once
   Notify(c, notify::kGeneric, "rename_from", src_key);
   Notify(c, notify::kGeneric, "rename_to", dst_key);
   nx ? c.reply.Integer(1) : c.reply.Ok();

@@ -51,7 +51,10 @@ void PushGeneric(CommandContext& c, ListEnd end, bool only_if_exists) {
   std::span<const std::string_view> items = c.argc() > 3 ? std::span(many) : std::span(one);
   auto size = ListPush(c.ctx, c.db(), c.arg(1), end, items, only_if_exists);
   if (ReplyIfError(c, size.status())) return;
-  if (*size != 0) Notify(c, notify::kList, end == ListEnd::kLeft ? "lpush" : "rpush", c.arg(1));
+  if (*size != 0) {
+    Notify(c, notify::kList, end == ListEnd::kLeft ? "lpush" : "rpush", c.arg(1));
+    c.ctx.AddChanges(static_cast<int64_t>(items.size()) - 1);  // Redis counts each element
+  }
   c.reply.Integer(static_cast<int64_t>(*size));
 }
 
@@ -185,6 +188,7 @@ void LRemCommand(CommandContext& c) {
   if (*removed != 0) {
     Notify(c, notify::kList, "lrem", c.arg(1));
     NotifyIfEmptied(c, c.arg(1));
+    c.ctx.AddChanges(*removed - 1);  // Redis counts each element
   }
   c.reply.Integer(*removed);
 }
@@ -197,7 +201,8 @@ void LTrimCommand(CommandContext& c) {
   auto state = LookupListOrReply(c, c.arg(1));
   if (!state) return;
   if (state->live()) {
-    ListTrim(c.ctx, c.db(), c.arg(1), *state, *start, *stop);
+    const uint64_t trimmed = ListTrim(c.ctx, c.db(), c.arg(1), *state, *start, *stop);
+    c.ctx.AddChanges(static_cast<int64_t>(trimmed) - 1);  // Redis counts each element
     Notify(c, notify::kList, "ltrim", c.arg(1));
     NotifyIfEmptied(c, c.arg(1));
   }

@@ -48,7 +48,10 @@ void SAddCommand(CommandContext& c) {
     added++;
   }
   w.Finish();
-  if (added != 0) Notify(c, notify::kSet, "sadd", c.arg(1));
+  if (added != 0) {
+    Notify(c, notify::kSet, "sadd", c.arg(1));
+    c.ctx.AddChanges(added - 1);  // Redis counts each member
+  }
   c.reply.Integer(added);
 }
 
@@ -68,6 +71,7 @@ void SRemCommand(CommandContext& c) {
   }
   w.Finish();
   if (removed != 0) {
+    c.ctx.AddChanges(removed - 1);  // Redis counts each member
     Notify(c, notify::kSet, "srem", c.arg(1));
     if (static_cast<uint64_t>(removed) >= state->meta.size)
       Notify(c, notify::kGeneric, "del", c.arg(1));
@@ -178,6 +182,7 @@ void SPopCommand(CommandContext& c) {
   }
   ReplicatePop(c, c.arg(1), *picked, n >= state->meta.size && count);
   Notify(c, notify::kSet, "spop", c.arg(1));
+  if (!picked->empty()) c.ctx.AddChanges(static_cast<int64_t>(picked->size()) - 1);
   if (picked->size() >= state->meta.size) Notify(c, notify::kGeneric, "del", c.arg(1));
   if (!count) return picked->empty() ? c.reply.Null() : c.reply.Bulk(picked->front().name);
   c.reply.Set(picked->size());

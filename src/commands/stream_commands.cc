@@ -367,6 +367,7 @@ void XDelCommand(CommandContext& c) {
       if (ReplyIfError(c, store.RefreshFirstId(&meta, meta.stream.first_id))) return;
     }
     c.ctx.Write(c.db(), c.arg(1), meta, *state);
+    c.ctx.AddChanges(deleted - 1);  // Redis counts each entry
     Notify(c, notify::kStream, "xdel", c.arg(1));
   }
   c.reply.Integer(deleted);

@@ -308,6 +308,10 @@ class Context {
   // Key changes (writes and deletions of live keys) so far, commits included: a command changed
   // a key when this grew while it ran.
   uint64_t changes() const { return changes_; }
+  // Redis counts a command's changes its own way (LPUSH's elements, SADD's added members, one
+  // for LMOVE's or RENAME's two keys), where this Context counts one per key written: a handler
+  // adds the difference, so that INFO's rdb_changes_since_last_save counts as Redis's does.
+  void AddChanges(int64_t delta) { changes_ += static_cast<uint64_t>(delta); }
   // What Redis replicas are sent of this unit of work (types/replication_effects.h).
   ReplicationEffects& effects() { return effects_; }
   // Keys its lookups found expired (and KEYS/SCAN passed over), at most kMaxFoundExpired: the

@@ -485,11 +485,14 @@ StatusOr<int64_t> ListRemove(Context& ctx, int db, std::string_view key, const K
   return static_cast<int64_t>(removed);
 }
 
-void ListTrim(Context& ctx, int db, std::string_view key, const KeyState& state, int64_t start,
-              int64_t stop) {
+uint64_t ListTrim(Context& ctx, int db, std::string_view key, const KeyState& state, int64_t start,
+                  int64_t stop) {
   Metadata meta = state.meta;
   auto range = ListRange(start, stop, meta.size);
-  if (!range) return ctx.Delete(db, key, state);
+  if (!range) {
+    ctx.Delete(db, key, state);
+    return state.meta.size;
+  }
   auto [first, last] = *range;
   // Only the ends move: the trimmed elements fall outside the list, as popped ones do (PopRaw),
   // so a trim costs the same however many it drops. Written even when nothing was trimmed:
@@ -499,6 +502,7 @@ void ListTrim(Context& ctx, int db, std::string_view key, const KeyState& state,
   meta.size = last - first + 1;
   NoteDeadEnds(ctx, db, key, state.meta.list_head, state.meta.list_tail, meta);
   ctx.Write(db, key, meta, state);
+  return state.meta.size - meta.size;
 }
 
 }  // namespace basalt

@@ -116,8 +116,8 @@ StatusOr<int64_t> ListInsert(Context& ctx, int db, std::string_view key, const K
 StatusOr<int64_t> ListRemove(Context& ctx, int db, std::string_view key, const KeyState& state,
                              int64_t count, std::string_view element);
 
-// LTRIM on a live list.
-void ListTrim(Context& ctx, int db, std::string_view key, const KeyState& state, int64_t start,
-              int64_t stop);
+// LTRIM on a live list. Returns how many elements it removed.
+uint64_t ListTrim(Context& ctx, int db, std::string_view key, const KeyState& state, int64_t start,
+                  int64_t stop);
 
 }  // namespace basalt

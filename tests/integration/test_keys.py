@@ -659,3 +659,41 @@ def test_randomkey_of_a_small_database_returns_each_key(r):
     r.set("bar", "y")
     seen = {r.randomkey() for _ in range(200)}
     assert seen == {"foo", "bar"}
+
+
+# --------------------------------------------------------------------------
+# Changes since the last save, counted as Redis counts them
+# --------------------------------------------------------------------------
+COUNTED_CHANGES = [
+    (("RPUSH", "l", "a", "b", "c"), 3), (("LPUSH", "l", "x", "y"), 2),
+    (("RPUSHX", "l", "z", "w"), 2), (("LPUSHX", "absent", "a"), 0), (("LPOP", "l", "2"), 2),
+    (("RPOP", "l"), 1), (("RPUSH", "l", "a", "a", "a"), 3), (("LREM", "l", "0", "a"), 4),
+    (("LREM", "l", "0", "nothing"), 0), (("LTRIM", "l", "0", "0"), 2),
+    (("LTRIM", "l", "0", "-1"), 0), (("RPUSH", "l2", "p", "q"), 2),
+    (("LMOVE", "l2", "l3", "LEFT", "RIGHT"), 1), (("RPOPLPUSH", "l2", "l2"), 1),
+    (("SADD", "s", "a", "b", "c"), 3), (("SADD", "s", "a"), 0), (("SADD", "s", "a", "d"), 1),
+    (("SREM", "s", "a", "b", "zz"), 2), (("SMOVE", "s", "s2", "c"), 2),
+    (("SADD", "s", "e", "f"), 2), (("SPOP", "s", "2"), 2),
+    (("HSET", "h", "f1", "v", "f2", "v"), 2), (("HSET", "h", "f1", "v"), 1),
+    (("HDEL", "h", "f1", "f2", "nof"), 2), (("HDEL", "h", "nof"), 0),
+    (("ZADD", "z", "1", "a", "2", "b"), 2), (("ZADD", "z", "1", "a"), 0),
+    (("ZADD", "z", "3", "a", "4", "c"), 2), (("ZREM", "z", "a", "b", "no"), 2),
+    (("ZADD", "z", "1", "a", "2", "b", "3", "d"), 3), (("ZPOPMIN", "z", "2"), 2),
+    (("GEOADD", "g", "13.36", "38.11", "p", "15.08", "37.50", "q"), 2),
+    (("MSET", "k1", "1", "k2", "2"), 2), (("DEL", "k1", "k2", "k3"), 2),
+    (("SET", "a", "1"), 1), (("RENAME", "a", "b"), 1), (("SET", "a", "2"), 1),
+    (("RENAME", "a", "b"), 1), (("XADD", "x", "1-1", "f", "v"), 1),
+    (("XADD", "x", "2-1", "f", "v"), 1), (("XDEL", "x", "1-1", "2-1"), 2),
+]
+
+
+def test_changes_since_the_last_save_count_as_redis_counts_them(r):
+    """rdb_changes_since_last_save (and so the save points) grows by Redis's count for each
+    command: one per element pushed, popped, added or removed, one for a move or rename."""
+    def changes():
+        return r.info("persistence")["rdb_changes_since_last_save"]
+
+    for command, expected in COUNTED_CHANGES:
+        before = changes()
+        r.execute_command(*command)
+        assert (command, changes() - before) == (command, expected)
