@@ -123,11 +123,19 @@ StatusOr<std::string> ZsetEncoding(CommandContext& c, int db, std::string_view k
   return std::string(small ? "listpack" : "skiplist");
 }
 
-std::string StringValueEncoding(const KeyState& state) {
+// The value of a string Redis would hold as an integer (encoding int), if it is one.
+std::optional<int64_t> IntEncodedValue(const KeyState& state) {
   const std::string& v = state.meta.value;
+  if (state.meta.encoding != StringEncoding::kAuto || state.meta.segmented || v.size() > 20) {
+    return std::nullopt;
+  }
+  return ParseInt64(v);
+}
+
+std::string StringValueEncoding(const KeyState& state) {
   if (state.meta.encoding == StringEncoding::kRaw || state.meta.segmented) return "raw";
-  if (state.meta.encoding == StringEncoding::kAuto && v.size() <= 20 && ParseInt64(v)) return "int";
-  return v.size() <= 44 ? "embstr" : "raw";
+  if (IntEncodedValue(state)) return "int";
+  return state.meta.value.size() <= 44 ? "embstr" : "raw";
 }
 
 }  // namespace
@@ -135,8 +143,8 @@ std::string StringValueEncoding(const KeyState& state) {
 int64_t ObjectRefcount(const Config& config, const KeyState& state) {
   constexpr int64_t kSharedRefcount = 2147483647;  // Redis's OBJ_SHARED_REFCOUNT
   constexpr int64_t kSharedIntegers = 10000;       // Redis's OBJ_SHARED_INTEGERS
-  if (state.meta.type != RedisType::kString || StringValueEncoding(state) != "int") return 1;
-  std::optional<int64_t> v = ParseInt64(state.meta.value);
+  if (state.meta.type != RedisType::kString) return 1;
+  std::optional<int64_t> v = IntEncodedValue(state);
   if (!v || *v < 0 || *v >= kSharedIntegers) return 1;
   if (config.maxmemory.load(std::memory_order_relaxed) > 0) {
     const std::string policy = config.GetString("maxmemory-policy");
