@@ -422,6 +422,7 @@ void StorePoints(CommandContext& c, const std::vector<GeoPoint>& points, const S
   }
   w.Finish();
   if (!stored.empty()) {
+    c.ctx.AddChanges(static_cast<int64_t>(stored.size()) - 1);  // Redis counts each member
     // GEOSEARCHSTORE names its destination first; GEORADIUS names it after STORE.
     Notify(c, notify::kZset, q.store_key == 1 ? "geosearchstore" : "georadiusstore", dst);
   } else if (old->live()) {

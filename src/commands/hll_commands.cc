@@ -75,10 +75,11 @@ void PfaddCommand(CommandContext& c) {
   if (!k) return;
   hll::Registers registers;
   if (!ReadRegistersOrReply(c, *k, &registers)) return;
-  bool changed = false;
-  for (size_t i = 2; i < c.argc(); i++) changed |= hll::Add(&registers, c.arg(i));
-  if (!changed && k->exists()) return c.reply.Integer(0);
+  int64_t updated = k->exists() ? 0 : 1;  // as Redis counts changes: creation, then registers
+  for (size_t i = 2; i < c.argc(); i++) updated += hll::Add(&registers, c.arg(i)) ? 1 : 0;
+  if (updated == 0) return c.reply.Integer(0);
   StoreHll(c, c.arg(1), Serialize(c, *k, registers, false), k->state);
+  c.ctx.AddChanges(updated - 1);
   Notify(c, notify::kString, "pfadd", c.arg(1));
   c.reply.Integer(1);
 }

@@ -391,6 +391,7 @@ void XTrimCommand(CommandContext& c) {
       ReplicateAs(c, std::move(sent));
     }
     c.ctx.Write(c.db(), c.arg(1), meta, *state);
+    c.ctx.AddChanges(static_cast<int64_t>(removed) - 1);  // Redis counts each entry
     Notify(c, notify::kStream, "xtrim", c.arg(1));
   }
   c.reply.Integer(static_cast<int64_t>(removed));

@@ -103,6 +103,7 @@ void GroupSetId(CommandContext& c, const KeyState& state, StreamGroup group, int
   group.last_id = id;
   group.entries_read = entries_read;
   StreamStore(c.ctx, c.db(), c.arg(2), state.meta.version).PutGroup(c.arg(3), group);
+  c.ctx.AddChanges(1);  // a group's record is not a key write, but Redis counts the change
   c.reply.Ok();
   Notify(c, notify::kStream, "xgroup-setid", c.arg(2));
 }
@@ -127,6 +128,7 @@ void GroupCreateConsumer(CommandContext& c, StreamGroupEditor& editor) {
   if (ReplyIfError(c, consumer.status())) return;
   if (created) {
     editor.Flush();
+    c.ctx.AddChanges(1);
     Notify(c, notify::kStream, "xgroup-createconsumer", c.arg(2));
   }
   c.reply.Integer(created ? 1 : 0);
@@ -140,6 +142,7 @@ void GroupDelConsumer(CommandContext& c, StreamGroupEditor& editor) {
   auto pending = editor.DeleteConsumer(c.arg(4));
   if (ReplyIfError(c, pending.status())) return;
   editor.Flush();
+  c.ctx.AddChanges(1);
   c.reply.Integer(static_cast<int64_t>(*pending));
   Notify(c, notify::kStream, "xgroup-delconsumer", c.arg(2));
 }

@@ -174,7 +174,10 @@ Status Keyspace::EmptyDatabases(int first, int end) {
   }
   rocksdb::Status s = batch.Commit();
   if (!s.ok()) return Status::IOError(s.ToString());
+  // Like Redis, a flush counts one change per key it removed.
+  int64_t removed = 0;
   for (const Emptied& e : emptied) {
+    removed += static_cast<int64_t>(keys_[e.pdb].load());
     keys_[e.pdb] = 0;
     expires_[e.pdb] = 0;
     epochs_[e.pdb] = e.epoch;
@@ -182,6 +185,7 @@ Status Keyspace::EmptyDatabases(int first, int end) {
     if (touch_listener_ != nullptr && touch_listener_->Listening())
       touch_listener_->OnDatabaseReplaced(e.pdb);
   }
+  changes_since_save_.fetch_add(removed, std::memory_order_relaxed);
   return Status::OK();
 }
 

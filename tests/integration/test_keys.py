@@ -684,12 +684,28 @@ COUNTED_CHANGES = [
     (("SET", "a", "1"), 1), (("RENAME", "a", "b"), 1), (("SET", "a", "2"), 1),
     (("RENAME", "a", "b"), 1), (("XADD", "x", "1-1", "f", "v"), 1),
     (("XADD", "x", "2-1", "f", "v"), 1), (("XDEL", "x", "1-1", "2-1"), 2),
+    (("ZADD", "zr", "1", "a", "2", "b", "3", "c", "4", "d"), 4),
+    (("ZREMRANGEBYSCORE", "zr", "1", "2"), 2), (("ZREMRANGEBYRANK", "zr", "0", "0"), 1),
+    (("ZREMRANGEBYLEX", "zr", "-", "+"), 1), (("ZREMRANGEBYLEX", "zr", "-", "+"), 0),
+    (("XADD", "x", "3-1", "f", "v"), 1), (("XADD", "x", "4-1", "f", "v"), 1),
+    (("XADD", "x", "5-1", "f", "v"), 1), (("XTRIM", "x", "MAXLEN", "1"), 2),
+    (("XADD", "x", "MAXLEN", "1", "6-1", "f", "v"), 1),
+    (("XGROUP", "CREATE", "x", "g", "0"), 1), (("XGROUP", "SETID", "x", "g", "0"), 1),
+    (("XGROUP", "CREATECONSUMER", "x", "g", "c"), 1),
+    (("XGROUP", "CREATECONSUMER", "x", "g", "c"), 0),
+    (("XGROUP", "DELCONSUMER", "x", "g", "c"), 1),
+    (("RPUSH", "sl", "3", "1", "2"), 3), (("SORT", "sl", "STORE", "sd"), 3),
+    (("GEOSEARCHSTORE", "gd", "g", "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km"), 2),
+    (("GEORADIUS", "g", "15", "37", "200", "km", "STORE", "gd"), 2),
+    (("PFADD", "hll", "a", "b"), 3), (("PFADD", "hll", "a"), 0), (("PFADD", "hll2"), 1),
+    (("SELECT", "9"), 0), (("MSET", "f1", "1", "f2", "2"), 2), (("FLUSHDB",), 2),
 ]
 
 
 def test_changes_since_the_last_save_count_as_redis_counts_them(r):
     """rdb_changes_since_last_save (and so the save points) grows by Redis's count for each
-    command: one per element pushed, popped, added or removed, one for a move or rename."""
+    command: one per element pushed, popped, added, removed or stored, one for a move or rename,
+    one per key a flush removes."""
     def changes():
         return r.info("persistence")["rdb_changes_since_last_save"]
 
