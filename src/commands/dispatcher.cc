@@ -396,6 +396,14 @@ CommandOffloader* OffloaderFor(const ServerState& server, const Session& session
   return nullptr;
 }
 
+// PUBLISH, SPUBLISH and the PUBSUB subcommands: Pub/Sub commands that are not themselves
+// (un)subscriptions.
+bool ReadsOthersSubscriptions(const CommandSpec& spec, const std::vector<std::string>& argv) {
+  if (!(spec.flags & kCmdPubSub) && !CommandTable::Get().HasSubcommands(spec)) return false;
+  const uint32_t flags = CommandTable::Get().FlagsOf(spec, argv);
+  return (flags & kCmdPubSub) && !(flags & kCmdPushReply);
+}
+
 // Adds what a memory-only run that stood held back to the server's statistics.
 void PublishStats(ServerState& server, const TentativeStats& stats) {
   if (stats.keyspace_hits != 0) {
@@ -636,6 +644,10 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     SetLastCommand(session, *spec, argv);
     session.awaiting_reply = true;
     elsewhere->Submit(session, std::move(argv));
+    return;
+  }
+  if (session.await_peers_hook && ReadsOthersSubscriptions(*spec, argv) &&
+      session.await_peers_hook(argv)) {
     return;
   }
 

@@ -120,6 +120,12 @@ struct Session : std::enable_shared_from_this<Session> {
   // Asks the owning worker to send an offloaded command's reply and resume the client; safe
   // from any thread.
   std::function<void(std::string)> deliver_hook;
+  // PUBLISH, SPUBLISH and PUBSUB read other clients' subscriptions, whose (UN)SUBSCRIBE may have
+  // reached another worker first and not run yet: one Redis thread would have run it before.
+  // The worker's answer: true when it took `argv` and runs it once the other workers ran the
+  // input they held (the client waits meanwhile, awaiting_reply), false to run it now. Worker
+  // thread only.
+  std::function<bool(std::vector<std::string>& argv)> await_peers_hook;
   std::atomic<size_t> query_buffer_bytes{0};
   // Replies and messages the connection has accepted but not yet written to the socket.
   std::atomic<size_t> output_buffer_bytes{0};

@@ -44,6 +44,7 @@ Connection::Connection(int fd, std::shared_ptr<Session> session)
 Connection::~Connection() {
   // First stop other threads from queueing for this client, then leave every subscription.
   session_->output.Close();
+  session_->await_peers_hook = nullptr;
   worker_->state()->pubsub.UnsubscribeAll(*session_);
   worker_->state()->monitors.Remove(*session_);
   worker_->state()->tracking.Disable(*session_);
@@ -64,6 +65,8 @@ void Connection::Attach(Worker* worker) {
   bufferevent_setwatermark(bev_, EV_WRITE, kResumeOutputBytes, 0);
   bufferevent_enable(bev_, EV_WRITE);
   ResumeReading();
+  worker->WatchInput(fd_);
+  session_->await_peers_hook = [this](std::vector<std::string>& argv) { return AwaitPeers(argv); };
 }
 
 void Connection::LeaveLoop() {
@@ -74,6 +77,7 @@ void Connection::LeaveLoop() {
   if (read_event_ != nullptr) event_free(read_event_);
   read_event_ = nullptr;
   if (bev_ == nullptr) return;
+  worker_->UnwatchInput(fd_);
   evbuffer_remove_cb_entry(bufferevent_get_output(bev_), output_watch_);
   // Off the loop now, even when the bufferevent's freeing waits for a callback it is in.
   bufferevent_disable(bev_, EV_READ | EV_WRITE);
@@ -108,6 +112,7 @@ void Connection::OnReadable(evutil_socket_t, short, void* arg) {
 
 void Connection::OnWrite(bufferevent* bev, void* arg) {
   auto* self = static_cast<Connection*>(arg);
+  self->worker_->NoteBusy();
   size_t pending = evbuffer_get_length(bufferevent_get_output(bev));
   if (self->paused_ && pending <= kResumeOutputBytes) {
     self->paused_ = false;
@@ -218,7 +223,10 @@ void Connection::HandleInput() {
   size_t len = ReadSocket(&peer_gone);
   if (peer_gone) return Close();
   state->counters.net_input_bytes.fetch_add(static_cast<int64_t>(len), std::memory_order_relaxed);
-  if (len > 0) state->counters.reads_processed.fetch_add(1, std::memory_order_relaxed);
+  if (len > 0) {
+    state->counters.reads_processed.fetch_add(1, std::memory_order_relaxed);
+    reads_++;
+  }
   session_->query_buffer_bytes = reader_.buffered();
   if (static_cast<int64_t>(reader_.buffered()) >
       state->config->client_query_buffer_limit.load(std::memory_order_relaxed)) {
@@ -227,6 +235,11 @@ void Connection::HandleInput() {
     return Close();
   }
   worker_->RunAfterReads(session_->id);
+}
+
+void Connection::ReadArrived() {
+  worker_->NoteInput();
+  HandleInput();
 }
 
 void Connection::RunReadInput() {
@@ -484,6 +497,35 @@ void Connection::RetryBlocked(std::shared_ptr<ServeTicket> ticket) {
   if (!session_->block.active && block_timer_ != nullptr) evtimer_del(block_timer_);
   Flush(out);
   if (session_->block.active) return ArmBlockTimer();
+  ProcessCommands();
+}
+
+bool Connection::AwaitPeers(std::vector<std::string>& argv) {
+  if (running_after_peers_ || reads_ == peers_caught_up_at_read_) return false;
+  peers_caught_up_at_read_ = reads_;
+  if (!worker_->AwaitPeersInput(session_->id)) return false;
+  held_for_peers_ = true;
+  peers_held_argv_ = std::move(argv);
+  session_->awaiting_reply = true;
+  return true;
+}
+
+void Connection::PeerCaughtUp() {
+  if (!held_for_peers_) return;
+  held_for_peers_ = false;
+  if (closing_) return;
+  session_->awaiting_reply = false;
+  std::vector<std::string> argv = std::move(peers_held_argv_);
+  std::string reply;
+  running_after_peers_ = true;
+  Dispatch(*worker_->state(), *session_, argv, &reply);
+  running_after_peers_ = false;
+  if (drop_deferred_reply_) {
+    reply.clear();
+    drop_deferred_reply_ = false;
+  }
+  if (session_->close_after_reply) closing_ = true;
+  Flush(reply);
   ProcessCommands();
 }
 

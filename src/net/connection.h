@@ -48,6 +48,11 @@ class Connection {
   void DeliverOffloaded(std::string reply);
   // Writes the pub/sub messages other threads queued for this client.
   void DeliverMessages();
+  // Reads what the client sent before the connection joined the loop, as a readable socket is.
+  void ReadArrived();
+  // The workers AwaitPeers waited for have run their input: the held command runs and the
+  // client resumes.
+  void PeerCaughtUp();
   // Sends the replies that waited for the worker's write group to commit.
   void SendHeldReplies() {
     if (!awaiting_served_) Flush(out_);
@@ -91,6 +96,9 @@ class Connection {
   // commands after it that do the same, to that worker (Worker::Delegate) and returns true.
   bool DelegateIfHeldElsewhere(std::vector<std::string>& argv, const RespReader::Limits& limits);
   void AfterCommands(std::string& out);
+  // Session::await_peers_hook: holds `argv` while other workers hold input received before
+  // it. A command from the same read as one that already waited runs at once.
+  bool AwaitPeers(std::vector<std::string>& argv);
   void ArmBlockTimer();
   void Flush(std::string& out);
   // Closes the client if its unsent output passed client-output-buffer-limit.
@@ -132,7 +140,12 @@ class Connection {
   // worker-move-hand-overs.
   Worker* handed_to_ = nullptr;
   int64_t hand_overs_in_a_row_ = 0;
-  Worker* move_to_ = nullptr;  // set when ProcessCommands is to end with Move()
+  Worker* move_to_ = nullptr;                      // set when ProcessCommands is to end with Move()
+  uint64_t reads_ = 0;                             // socket reads that brought bytes
+  uint64_t peers_caught_up_at_read_ = UINT64_MAX;  // reads_ when AwaitPeers last looked
+  bool held_for_peers_ = false;                    // AwaitPeers holds peers_held_argv_
+  std::vector<std::string> peers_held_argv_;
+  bool running_after_peers_ = false;
 };
 
 }  // namespace basalt

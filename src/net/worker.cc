@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 #include <sched.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -37,6 +38,8 @@ Worker::Worker(ServerState* state)
   tick_ = event_new(base_, -1, EV_PERSIST, OnTick, this);
   timeval one_second{1, 0};
   event_add(tick_, &one_second);
+  input_probe_ = epoll_create1(EPOLL_CLOEXEC);
+  if (input_probe_ < 0) PLOG(WARNING) << "epoll_create1 (the input probe)";
 }
 
 Worker::~Worker() {
@@ -45,6 +48,7 @@ Worker::~Worker() {
   event_free(notify_);
   event_free(tick_);
   event_base_free(base_);
+  if (input_probe_ >= 0) ::close(input_probe_);
 }
 
 void Worker::SetPeers(std::vector<Worker*> peers, uint8_t tag, MovedClients* moved) {
@@ -76,14 +80,18 @@ void Worker::Run() {
   int idle_polls = 0;
   while (!exit_loop_) {
     const int64_t poll_limit = state_->config->worker_idle_polls.load(std::memory_order_relaxed);
-    const bool poll = idle_polls < poll_limit;
+    // Catch-up requests taken last turn are answered after this one: it must not sleep.
+    const bool poll = idle_polls < poll_limit || !catch_up_waiters_.empty();
     const uint64_t inputs_before = inputs_;
     turn_start_inputs_ = inputs_;
+    turn_looked_at_peers_ = false;
     int rc = event_base_loop(
         base_, (poll ? EVLOOP_NONBLOCK | EVLOOP_ONCE : EVLOOP_ONCE) | EVLOOP_NO_EXIT_ON_EMPTY);
     RunReadClients();
     RunDelegated();
     CommitGroup();
+    busy_.store(false);
+    AnswerCatchUps();
     if (rc < 0) {
       LOG(ERROR) << "worker event loop failed; its clients are no longer served";
       return;
@@ -98,6 +106,7 @@ void Worker::Run() {
 }
 
 void Worker::NoteInput() {
+  NoteBusy();
   if (++inputs_ - turn_start_inputs_ >= kMaxInputsPerTurn) event_base_loopbreak(base_);
 }
 
@@ -110,6 +119,62 @@ void Worker::RunReadClients() {
     if (it != connections_.end()) it->second->RunReadInput();
   }
   read_clients_.clear();
+}
+
+void Worker::WatchInput(int fd) {
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = fd;
+  if (input_probe_ >= 0 && epoll_ctl(input_probe_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    PLOG(WARNING) << "epoll_ctl ADD (the input probe)";
+  }
+}
+
+void Worker::UnwatchInput(int fd) {
+  if (input_probe_ >= 0) epoll_ctl(input_probe_, EPOLL_CTL_DEL, fd, nullptr);
+}
+
+bool Worker::AwaitPeersInput(uint64_t id) {
+  if (!turn_looked_at_peers_) {
+    turn_looked_at_peers_ = true;
+    turn_round_ = 0;
+    const uint64_t round = last_round_ + 1;
+    int asked = 0;
+    for (Worker* peer : peers_) {
+      // This worker too, for the clients it was given and has not yet read.
+      bool holds = peer->adopting_.load() > 0;
+      if (peer != this && !holds) {
+        epoll_event ev;
+        // Level-triggered and never read here: looking takes nothing from the peer's loop.
+        holds = peer->busy_.load() || peer->input_probe_ < 0 ||
+                epoll_wait(peer->input_probe_, &ev, 1, 0) > 0;
+      }
+      if (!holds) continue;
+      peer->Post([&] { peer->catch_up_queue_.emplace_back(this, round); });
+      asked++;
+    }
+    if (asked > 0) {
+      last_round_ = round;
+      turn_round_ = round;
+      catch_up_rounds_[round].awaited = asked;
+    }
+  }
+  if (turn_round_ == 0) return false;
+  catch_up_rounds_[turn_round_].clients.push_back(id);
+  return true;
+}
+
+void Worker::PeerCaughtUp(uint64_t round) {
+  Post([&] { caught_up_queue_.push_back(round); });
+}
+
+void Worker::AnswerCatchUps() {
+  // A request taken during a turn may have come after that turn's poll (libevent runs a wake-up
+  // posted while it runs the poll's callbacks), so input waiting when it was asked is sure to
+  // have been read and run only by the end of the next turn.
+  for (const auto& [asker, round] : catch_up_waiters_) asker->PeerCaughtUp(round);
+  catch_up_waiters_ = std::move(catch_up_taken_);
+  catch_up_taken_.clear();
 }
 
 void Worker::SendHeldReplies(const std::vector<uint64_t>& session_ids) {
@@ -187,6 +252,7 @@ Worker* Worker::ServerOf(uint64_t id) {
 }
 
 void Worker::Adopt(int fd, std::string peer, std::string local) {
+  adopting_.fetch_add(1);
   Post([&] { adopt_queue_.push_back(Pending{fd, std::move(peer), std::move(local)}); });
 }
 
@@ -226,6 +292,7 @@ void Worker::OnNotify(evutil_socket_t, short, void* arg) {
 }
 
 void Worker::DrainQueue() {
+  NoteBusy();
   CommitGroup();
   std::vector<Pending> adopt;
   std::vector<std::unique_ptr<Connection>> received;
@@ -234,6 +301,7 @@ void Worker::DrainQueue() {
   std::vector<std::pair<uint64_t, bool>> unblock;
   std::vector<std::pair<uint64_t, std::string>> deliver;
   std::vector<uint64_t> messages;
+  std::vector<uint64_t> caught_up;
   bool more_messages = false;
   bool stopping;
   {
@@ -244,6 +312,9 @@ void Worker::DrainQueue() {
     wake.swap(wake_queue_);
     unblock.swap(unblock_queue_);
     deliver.swap(deliver_queue_);
+    caught_up.swap(caught_up_queue_);
+    catch_up_taken_.insert(catch_up_taken_.end(), catch_up_queue_.begin(), catch_up_queue_.end());
+    catch_up_queue_.clear();
     size_t n = std::min(message_queue_.size(), kDeliveriesPerRound);
     messages.assign(message_queue_.begin(), message_queue_.begin() + n);
     message_queue_.erase(message_queue_.begin(), message_queue_.begin() + n);
@@ -278,8 +349,14 @@ void Worker::DrainQueue() {
     session->deliver_hook = [this, id](std::string reply) { DeliverReply(id, std::move(reply)); };
     session->output.SetHooks([this, id] { DeliverMessages(id); }, [this, id] { CloseClient(id); });
     state_->clients.Add(session);
-    Serve(std::make_unique<Connection>(p.fd, session));
+    auto conn = std::make_unique<Connection>(p.fd, session);
+    Connection* raw = conn.get();
+    Serve(std::move(conn));
+    // What the client sent before it was adopted runs this turn, as if its socket had been
+    // polled with the others (AwaitPeersInput counts on it). May close the connection.
+    raw->ReadArrived();
   }
+  adopting_.fetch_sub(static_cast<int>(adopt.size()));
   // Connections that moved here first: requests for them queued after their move.
   for (auto& conn : received) Receive(std::move(conn));
   // A request for a client this worker does not serve goes on to the one that does, if the
@@ -316,6 +393,17 @@ void Worker::DrainQueue() {
   for (uint64_t id : messages) {
     ServeOrForward(
         id, [](Connection& c) { c.DeliverMessages(); }, [id](Worker& w) { w.DeliverMessages(id); });
+  }
+  for (uint64_t round : caught_up) {
+    auto it = catch_up_rounds_.find(round);
+    if (it == catch_up_rounds_.end() || --it->second.awaited > 0) continue;
+    std::vector<uint64_t> clients = std::move(it->second.clients);
+    catch_up_rounds_.erase(it);
+    // A held client does not move, and one that closed is simply not found.
+    for (uint64_t id : clients) {
+      auto conn = connections_.find(id);
+      if (conn != connections_.end()) conn->second->PeerCaughtUp();
+    }
   }
   if (more_messages) event_active(notify_, EV_READ, 0);
 }

@@ -21,6 +21,7 @@
 
 #include <event2/event.h>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -99,6 +100,8 @@ class Worker {
   void DeliverReply(uint64_t id, std::string reply);
   // Asks the client's connection to write the pub/sub messages queued for it.
   void DeliverMessages(uint64_t id);
+  // A worker this one asked in catch-up round `round` ran its input (AwaitPeersInput).
+  void PeerCaughtUp(uint64_t round);
   void Stop();
 
   // Called by a connection when it is finished.
@@ -111,8 +114,24 @@ class Worker {
   // Called by a connection whose socket became readable: the turn found input. Ends the turn
   // after kMaxInputsPerTurn of them.
   void NoteInput();
+  // Called before a callback reads or writes client sockets (AwaitPeersInput looks at it).
+  void NoteBusy() { busy_.store(true); }
   // Runs the client's buffered commands once this turn's reads are done (RunReadClients).
   void RunAfterReads(uint64_t id) { read_clients_.push_back(id); }
+
+  // Input the other workers hold, for commands that read other clients' subscriptions
+  // (Session::await_peers_hook). A connection registers its socket while it is on this
+  // worker's loop; an epoll set of them, only looked at, tells whether any has unread bytes.
+  void WatchInput(int fd);
+  void UnwatchInput(int fd);
+  // Holds client `id`'s command until every worker that may hold input it has not run (unread
+  // bytes on a client socket; a turn under way, which may have read bytes it has not run yet
+  // or be writing a socket whose arriving bytes the kernel keeps aside meanwhile; clients given
+  // to it and not yet read, for which this worker counts too) has finished a turn that ran it;
+  // then calls the client's Connection::PeerCaughtUp. False when none holds any: the command
+  // runs now. The clients of one turn share one round of requests, as their commands were all
+  // read before the first looked. A client still in the listening socket's queue is not seen.
+  bool AwaitPeersInput(uint64_t id);
 
  private:
   // Changes the queues under mu_ (`change`), then wakes the loop to drain them (DrainQueue).
@@ -130,6 +149,8 @@ class Worker {
   void Run();
   void SendHeldReplies(const std::vector<uint64_t>& session_ids);
   void RunReadClients();
+  // Tells the workers whose catch-up requests the last turn took that their wait is over.
+  void AnswerCatchUps();
   // Runs the commands other workers delegated (Delegate), in this turn's group.
   void RunDelegated();
   // Sends a delegated client's replies to its own worker once they are all run and committed.
@@ -174,6 +195,9 @@ class Worker {
   };
   std::vector<DelegatedCommands> delegate_queue_;
   std::vector<std::unique_ptr<Connection>> receive_queue_;
+  // Catch-up requests: (asking worker, its round) to answer at the end of a turn.
+  std::vector<std::pair<Worker*, uint64_t>> catch_up_queue_;
+  std::vector<uint64_t> caught_up_queue_;  // this worker's rounds that a worker answered
   bool stopping_ = false;
   bool exit_loop_ = false;  // set on the worker's thread once it has stopped its connections
 
@@ -181,6 +205,24 @@ class Worker {
   uint64_t inputs_ = 0;  // readable-socket callbacks run so far (NoteInput)
   uint64_t turn_start_inputs_ = 0;
   std::vector<uint64_t> read_clients_;  // this turn's reads, whose commands have not run
+  int input_probe_ = -1;                // epoll set of the client sockets (WatchInput)
+  // Set by a turn's callbacks before they read or write a client socket, cleared once the turn
+  // has run what it read: a peer that finds a socket drained, or its bytes still held in the
+  // kernel's backlog because this thread is writing that socket, finds this set.
+  std::atomic<bool> busy_{false};
+  std::atomic<int> adopting_{0};  // clients handed over by Adopt and not yet read
+  // Catch-up requests this turn took, and those the last turn took, which are answered once
+  // this turn has run its reads and committed.
+  std::vector<std::pair<Worker*, uint64_t>> catch_up_taken_, catch_up_waiters_;
+  // This worker's catch-up rounds: the answers still awaited and the clients held.
+  struct CatchUpRound {
+    int awaited = 0;
+    std::vector<uint64_t> clients;
+  };
+  std::unordered_map<uint64_t, CatchUpRound> catch_up_rounds_;
+  uint64_t last_round_ = 0;
+  bool turn_looked_at_peers_ = false;  // this turn's round (or none) is decided
+  uint64_t turn_round_ = 0;            // 0: no worker held input when this turn looked
   std::vector<Worker*> peers_;
   uint8_t tag_ = 0;
   MovedClients* moved_ = nullptr;

@@ -649,3 +649,33 @@ def test_publish_without_replicas_writes_nothing(r):
     got = [sub.get_message(timeout=5) for _ in range(50)]
     assert all(m is not None and m["data"] == "x" * 1000 for m in got)
     sub.close()
+
+
+def test_publish_and_pubsub_see_a_subscription_sent_before_them_on_another_connection(conns):
+    """A client that sends SUBSCRIBE on one connection and then, without waiting for the
+    confirmation, PUBLISH or PUBSUB NUMSUB on another (go-redis's Subscribe does) finds the
+    subscription counted, as one Redis thread runs the SUBSCRIBE first; likewise an UNSUBSCRIBE
+    sent first is no longer counted. The two connections are served by different workers;
+    without the ordering a few hundred rounds miss some."""
+    subscriber, publisher = conns(), conns()
+    for c in (subscriber, publisher):
+        assert c.call("PING") == ("+", b"PONG")
+    missed = []
+    for i in range(300):
+        channel = "race:%d" % i
+        subscriber.send("SUBSCRIBE", channel)
+        if publisher.call("PUBLISH", channel, "m") != (":", 1):
+            missed.append(("publish", i))
+        subscriber.read()  # the confirmation
+        subscriber.read()  # the message
+        subscriber.send("UNSUBSCRIBE", channel)
+        if publisher.call("PUBSUB", "NUMSUB", channel)[1][1] != (":", 0):
+            missed.append(("numsub after unsubscribe", i))
+        subscriber.read()
+        subscriber.send("SUBSCRIBE", channel)
+        if publisher.call("PUBSUB", "NUMSUB", channel)[1][1] != (":", 1):
+            missed.append(("numsub", i))
+        subscriber.read()
+        subscriber.send("UNSUBSCRIBE", channel)
+        subscriber.read()
+    assert missed == []
