@@ -514,19 +514,13 @@ void Connection::PeerCaughtUp() {
   if (!held_for_peers_) return;
   held_for_peers_ = false;
   if (closing_) return;
-  session_->awaiting_reply = false;
   std::vector<std::string> argv = std::move(peers_held_argv_);
   std::string reply;
   running_after_peers_ = true;
   Dispatch(*worker_->state(), *session_, argv, &reply);
   running_after_peers_ = false;
-  if (drop_deferred_reply_) {
-    reply.clear();
-    drop_deferred_reply_ = false;
-  }
-  if (session_->close_after_reply) closing_ = true;
-  Flush(reply);
-  ProcessCommands();
+  // Sent, and the client resumed, as the reply of a command that ran elsewhere.
+  DeliverOffloaded(std::move(reply));
 }
 
 void Connection::DeliverOffloaded(std::string reply) {
