@@ -17,6 +17,11 @@
 // commit, as Redis sends the replies of one turn before it sleeps. Everything else that runs on
 // this thread (queued wake-ups, deliveries, closes, timers) commits the group first, since it
 // may take the locks the group holds.
+//
+// Commands that read other clients' subscriptions (PUBLISH, PUBSUB) wait until the other
+// workers have run the input they held when the command was read (AwaitPeersInput), as one
+// Redis thread would have run an earlier SUBSCRIBE first: a worker answers such a request at
+// the end of the turn after the one that took it.
 #pragma once
 
 #include <event2/event.h>
