@@ -709,8 +709,21 @@ uint8_t GroupHoldingKeysOf(ServerState& server, Session& session,
       session.subscriptions.total() > 0) {
     return 0;
   }
+  // A parked client parks on its own worker, which keeps its timer and takes its wake-ups.
+  if (spec->flags & kCmdBlocking) return 0;
   for (size_t stripe : StripesOf(server, session, *spec, argv)) {
     if (locks.HolderOf(stripe) != tag) return 0;
+  }
+  // A write to a key that clients wait on runs here, where the waiters it wakes are served
+  // before this client's next command (Connection::DispatchServingWaiters); the holder runs a
+  // delegated batch through without serving between its commands.
+  if (server.blocking.Listening()) {
+    const uint8_t pdb = ks->Physical(session.db);
+    bool waited = false;
+    CommandTable::ForEachKeyIndex(*spec, argv, [&](size_t i) {
+      waited = waited || server.blocking.HasWaiters(pdb, argv[i]);
+    });
+    if (waited) return 0;
   }
   return tag;
 }

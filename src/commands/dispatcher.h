@@ -124,8 +124,8 @@ void AccountTimedOutBlock(ServerState& server, Session& session,
 
 // The tag of the worker whose write group holds every stripe that `argv` would lock, when it is
 // a command that joins write groups, its first key is its second argument (as for nearly every
-// one), the session may run it there, and that worker is not `self_tag`; 0 otherwise, and the
-// command runs here.
+// one), the session may run it there, it neither blocks nor writes a key some client waits
+// on, and that worker is not `self_tag`; 0 otherwise, and the command runs here.
 uint8_t GroupHoldingKeysOf(ServerState& server, Session& session,
                            const std::vector<std::string>& argv, uint8_t self_tag);
 

@@ -3,6 +3,7 @@
 A blocked client must be woken by a push from any other connection, honour its
 timeout, keep its later pipelined commands waiting, and never hold up other
 clients (the server runs with a single worker in the isolation test)."""
+import socket
 import threading
 import time
 
@@ -193,6 +194,51 @@ def test_pipelined_pushes_serve_the_waiter_between_them(server, r):
     assert p.execute() == [1, 1, ["b"]]
     t.join(6)
     assert list(box["reply"]) == ["q", "a"]
+
+
+def test_pushes_serve_the_waiter_between_them_while_others_write_the_key(server, r):
+    # Other connections keep writing the key's lock stripe (HDEL on a list is WRONGTYPE and
+    # changes nothing), so the pushes often find it held by another worker's pending writes,
+    # where they could otherwise be run as one batch without serving the waiter in between.
+    stop = threading.Event()
+
+    def writer():
+        with socket.create_connection(("127.0.0.1", server.port)) as s:
+            burst = b"HDEL q f\r\n" * 200
+            while not stop.is_set():
+                s.sendall(burst)
+                replies = b""
+                while replies.count(b"\r\n") < 200:
+                    replies += s.recv(65536)
+
+    writers = [threading.Thread(target=writer, daemon=True) for _ in range(2)]
+    for w in writers:
+        w.start()
+    clients = [server.client() for _ in range(4)]
+    outcomes = []
+    try:
+        for i in range(240):
+            waiter, pusher = clients[i % 4], clients[(i // 4) % 4]
+            if waiter is pusher:
+                continue
+            r.delete("q")
+            box = {}
+            t = threading.Thread(target=lambda: box.update(reply=waiter.blpop("q", 5)))
+            t.start()
+            wait_blocked(r)
+            p = pusher.pipeline(transaction=False)
+            p.lpush("q", "a").lpush("q", "b").lrange("q", 0, -1)
+            pushed = p.execute()
+            t.join(6)
+            outcomes.append((pushed, box.get("reply")))
+    finally:
+        stop.set()
+        for w in writers:
+            w.join(5)
+        for c in clients:
+            c.close()
+    wrong = [o for o in outcomes if o != ([1, 1, ["b"]], ("q", "a"))]
+    assert wrong == [], "%d of %d rounds, e.g. %r" % (len(wrong), len(outcomes), wrong[0])
 
 
 def test_waiters_are_served_in_the_order_they_blocked(server, r):
