@@ -68,7 +68,7 @@ void NotifyListPopped(CommandContext& c, std::string_view key, bool left, uint64
                       size_t popped) {
   Notify(c, notify::kList, left ? "lpop" : "rpop", key);
   if (popped >= size_before) Notify(c, notify::kGeneric, "del", key);
-  c.ctx.AddChanges(static_cast<int64_t>(popped) - 1);
+  CountChanges(c, static_cast<int64_t>(popped));
 }
 
 void NotifyListMoved(CommandContext& c, std::string_view src, std::string_view dst, bool from_left,

@@ -43,6 +43,12 @@ bool ReadStringValue(CommandContext& c, std::string_view key, const KeyState& st
 // notification (class m), as in Redis.
 void CountHit(CommandContext& c, std::string_view key, bool hit);
 
+// The command's one key write counts as `changes` changes in rdb_changes_since_last_save, as
+// Redis counts it: each element pushed, member added or removed, entry trimmed.
+inline void CountChanges(CommandContext& c, int64_t changes) {
+  c.ctx.AddChanges(changes - 1);
+}
+
 // A keyspace notification of this command on `key` of the session's database: the names and
 // classes are Redis's (types/keyspace_events.h); commands call it after their write.
 inline void Notify(CommandContext& c, uint32_t event_class, std::string_view event,

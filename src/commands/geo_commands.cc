@@ -133,7 +133,7 @@ void GeoaddCommand(CommandContext& c) {
   // GEOADD is ZADD underneath in Redis, and notifies as ZADD does.
   if (added + updated != 0) {
     Notify(c, notify::kZset, "zadd", c.arg(1));
-    c.ctx.AddChanges(added + updated - 1);  // Redis counts each member added or updated
+    CountChanges(c, added + updated);
   }
   c.reply.Integer(ch ? added + updated : added);
 }
@@ -422,7 +422,7 @@ void StorePoints(CommandContext& c, const std::vector<GeoPoint>& points, const S
   }
   w.Finish();
   if (!stored.empty()) {
-    c.ctx.AddChanges(static_cast<int64_t>(stored.size()) - 1);  // Redis counts each member
+    CountChanges(c, static_cast<int64_t>(stored.size()));
     // GEOSEARCHSTORE names its destination first; GEORADIUS names it after STORE.
     Notify(c, notify::kZset, q.store_key == 1 ? "geosearchstore" : "georadiusstore", dst);
   } else if (old->live()) {

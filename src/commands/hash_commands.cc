@@ -93,7 +93,7 @@ void HSetGeneric(CommandContext& c, const char* name, bool reply_ok) {
   w.Finish();
   Notify(c, notify::kHash, "hset", c.arg(1));
   // Redis counts each pair, new or not.
-  c.ctx.AddChanges(static_cast<int64_t>(c.argc() - 2) / 2 - 1);
+  CountChanges(c, static_cast<int64_t>(c.argc() - 2) / 2);
   reply_ok ? c.reply.Ok() : c.reply.Integer(added);
 }
 
@@ -164,7 +164,7 @@ void HDelCommand(CommandContext& c) {
   }
   w.Finish();
   if (deleted != 0) {
-    c.ctx.AddChanges(deleted - 1);  // Redis counts each field
+    CountChanges(c, deleted);
     Notify(c, notify::kHash, "hdel", c.arg(1));
     if (static_cast<uint64_t>(deleted) >= state->meta.size)
       Notify(c, notify::kGeneric, "del", c.arg(1));

@@ -79,7 +79,7 @@ void PfaddCommand(CommandContext& c) {
   for (size_t i = 2; i < c.argc(); i++) updated += hll::Add(&registers, c.arg(i)) ? 1 : 0;
   if (updated == 0) return c.reply.Integer(0);
   StoreHll(c, c.arg(1), Serialize(c, *k, registers, false), k->state);
-  c.ctx.AddChanges(updated - 1);
+  CountChanges(c, updated);
   Notify(c, notify::kString, "pfadd", c.arg(1));
   c.reply.Integer(1);
 }

@@ -53,7 +53,7 @@ void PushGeneric(CommandContext& c, ListEnd end, bool only_if_exists) {
   if (ReplyIfError(c, size.status())) return;
   if (*size != 0) {
     Notify(c, notify::kList, end == ListEnd::kLeft ? "lpush" : "rpush", c.arg(1));
-    c.ctx.AddChanges(static_cast<int64_t>(items.size()) - 1);  // Redis counts each element
+    CountChanges(c, static_cast<int64_t>(items.size()));
   }
   c.reply.Integer(static_cast<int64_t>(*size));
 }
@@ -188,7 +188,7 @@ void LRemCommand(CommandContext& c) {
   if (*removed != 0) {
     Notify(c, notify::kList, "lrem", c.arg(1));
     NotifyIfEmptied(c, c.arg(1));
-    c.ctx.AddChanges(*removed - 1);  // Redis counts each element
+    CountChanges(c, *removed);
   }
   c.reply.Integer(*removed);
 }
@@ -202,7 +202,7 @@ void LTrimCommand(CommandContext& c) {
   if (!state) return;
   if (state->live()) {
     const uint64_t trimmed = ListTrim(c.ctx, c.db(), c.arg(1), *state, *start, *stop);
-    c.ctx.AddChanges(static_cast<int64_t>(trimmed) - 1);  // Redis counts each element
+    CountChanges(c, static_cast<int64_t>(trimmed));
     Notify(c, notify::kList, "ltrim", c.arg(1));
     NotifyIfEmptied(c, c.arg(1));
   }

@@ -228,7 +228,7 @@ void Store(CommandContext& c, const std::string& key,
     std::vector<std::string_view> items;
     for (const auto& v : values) items.push_back(v ? std::string_view(*v) : std::string_view());
     ListReplace(c.ctx, c.db(), key, *old, items);
-    c.ctx.AddChanges(static_cast<int64_t>(items.size()) - 1);  // Redis counts each element
+    CountChanges(c, static_cast<int64_t>(items.size()));
     Notify(c, notify::kList, "sortstore", key);
   } else {
     c.ctx.Delete(c.db(), key, *old);

@@ -367,7 +367,7 @@ void XDelCommand(CommandContext& c) {
       if (ReplyIfError(c, store.RefreshFirstId(&meta, meta.stream.first_id))) return;
     }
     c.ctx.Write(c.db(), c.arg(1), meta, *state);
-    c.ctx.AddChanges(deleted - 1);  // Redis counts each entry
+    CountChanges(c, deleted);
     Notify(c, notify::kStream, "xdel", c.arg(1));
   }
   c.reply.Integer(deleted);
@@ -391,7 +391,7 @@ void XTrimCommand(CommandContext& c) {
       ReplicateAs(c, std::move(sent));
     }
     c.ctx.Write(c.db(), c.arg(1), meta, *state);
-    c.ctx.AddChanges(static_cast<int64_t>(removed) - 1);  // Redis counts each entry
+    CountChanges(c, static_cast<int64_t>(removed));
     Notify(c, notify::kStream, "xtrim", c.arg(1));
   }
   c.reply.Integer(static_cast<int64_t>(removed));

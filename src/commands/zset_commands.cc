@@ -41,7 +41,7 @@ std::optional<std::vector<ScoredMember>> PopMembers(CommandContext& c, const std
   w.Pop(*items, max);
   w.Finish();
   Notify(c, notify::kZset, max ? "zpopmax" : "zpopmin", key);
-  c.ctx.AddChanges(static_cast<int64_t>(n) - 1);  // Redis counts each member
+  CountChanges(c, static_cast<int64_t>(n));
   if (n >= state.meta.size) Notify(c, notify::kGeneric, "del", key);
   return std::move(*items);
 }
@@ -204,7 +204,7 @@ void ZaddCommand(CommandContext& c) {
   w.Finish();
   if (added + updated != 0) {
     Notify(c, notify::kZset, f.incr ? "zincr" : "zadd", c.arg(1));
-    c.ctx.AddChanges(added + updated - 1);  // Redis counts each member added or updated
+    CountChanges(c, added + updated);
   }
   if (f.incr) return done ? c.reply.Double(result) : c.reply.Null();
   c.reply.Integer(f.ch ? added + updated : added);
@@ -243,7 +243,7 @@ void ZremCommand(CommandContext& c) {
   }
   w.Finish();
   if (removed != 0) {
-    c.ctx.AddChanges(removed - 1);  // Redis counts each member
+    CountChanges(c, removed);
     Notify(c, notify::kZset, "zrem", c.arg(1));
     if (static_cast<uint64_t>(removed) >= old->meta.size)
       Notify(c, notify::kGeneric, "del", c.arg(1));

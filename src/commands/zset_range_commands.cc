@@ -231,7 +231,7 @@ void RemRangeGeneric(CommandContext& c, RangeType type) {
   for (const auto& item : *items) w.Remove(item.member, item.score);
   w.Finish();
   if (!items->empty()) {
-    c.ctx.AddChanges(static_cast<int64_t>(items->size()) - 1);  // Redis counts each member
+    CountChanges(c, static_cast<int64_t>(items->size()));
     Notify(c, notify::kZset,
            type == RangeType::kRank    ? "zremrangebyrank"
            : type == RangeType::kScore ? "zremrangebyscore"
