@@ -95,7 +95,9 @@ StatusOr<std::string> SetEncoding(CommandContext& c, int db, std::string_view ke
   const Config& config = *c.server.config;
   const uint64_t intset_max = static_cast<uint64_t>(config.GetInt("set-max-intset-entries"));
   const uint64_t listpack_max = static_cast<uint64_t>(config.GetInt("set-max-listpack-entries"));
-  if (meta.size > std::max(intset_max, listpack_max)) return std::string("hashtable");
+  if (meta.size > std::max(intset_max, listpack_max) || meta.set_floor == SetFloor::kHashtable) {
+    return std::string("hashtable");
+  }
   auto members = ReadMembers(c.ctx, db, key, meta);
   if (!members.ok()) return members.status();
   const size_t max_value = static_cast<size_t>(config.GetInt("set-max-listpack-value"));
@@ -104,7 +106,9 @@ StatusOr<std::string> SetEncoding(CommandContext& c, int db, std::string_view ke
     integers = integers && m.name.size() <= 20 && ParseInt64(m.name).has_value();
     short_enough = short_enough && m.name.size() <= max_value;
   }
-  if (integers && meta.size <= intset_max) return std::string("intset");
+  if (integers && meta.size <= intset_max && meta.set_floor == SetFloor::kIntset) {
+    return std::string("intset");
+  }
   if (short_enough && meta.size <= listpack_max) return std::string("listpack");
   return std::string("hashtable");
 }

@@ -24,6 +24,40 @@ std::optional<KeyState> LookupSet(CommandContext& c, std::string_view key) {
   return *state;
 }
 
+// What the members a command adds to a set do to its encoding floor, as Redis's conversions
+// (t_set.c, setTypeAddAux) would: a non-integer member turns an intset into a listpack, a
+// member longer than set-max-listpack-value or a set longer than set-max-listpack-entries makes
+// a hashtable of a listpack, and an intset longer than set-max-intset-entries becomes a
+// hashtable too.
+class SetFloorOfAdded {
+ public:
+  void Note(std::string_view member) {
+    longest_ = std::max(longest_, member.size());
+    non_integer_ = non_integer_ || member.size() > 20 || !ParseInt64(member).has_value();
+  }
+  // The floor of a set that had `floor` and is `size` long with the noted members.
+  SetFloor After(const Config& config, SetFloor floor, uint64_t size) const {
+    if (longest_ > static_cast<size_t>(config.GetInt("set-max-listpack-value"))) {
+      return SetFloor::kHashtable;
+    }
+    if (non_integer_ || floor >= SetFloor::kListpack) {
+      const auto listpack_max = static_cast<uint64_t>(config.GetInt("set-max-listpack-entries"));
+      return size > listpack_max ? SetFloor::kHashtable : std::max(floor, SetFloor::kListpack);
+    }
+    const auto intset_max = static_cast<uint64_t>(config.GetInt("set-max-intset-entries"));
+    return size > intset_max ? SetFloor::kHashtable : floor;
+  }
+
+ private:
+  bool non_integer_ = false;
+  size_t longest_ = 0;
+};
+
+// Adds the noted members' effect to the floor of the set that `w` writes.
+void RaiseFloor(CommandContext& c, CollectionWriter& w, const SetFloorOfAdded& added) {
+  w.RaiseSetFloor(added.After(*c.server.config, w.set_floor(), w.size()));
+}
+
 // Whether `member` is in the incarnation `version` of `key`; an I/O error in *s.
 bool HasMember(CommandContext& c, std::string_view key, uint64_t version, std::string_view member,
                Status* s) {
@@ -39,18 +73,21 @@ void SAddCommand(CommandContext& c) {
   if (!state) return;
   CollectionWriter w(c.ctx, c.db(), c.arg(1), *state, kSet);
   int64_t added = 0;
+  SetFloorOfAdded floor;
   for (size_t i = 2; i < c.argc(); i++) {
     Status s;
     // Through the writer's version, so a member named twice is counted once.
     if (w.MayHold(c.arg(i)) && HasMember(c, c.arg(1), w.version(), c.arg(i), &s)) continue;
     if (ReplyIfError(c, s)) return;
     w.Put(c.arg(i), "", true);
+    floor.Note(c.arg(i));
     added++;
   }
+  if (added != 0) RaiseFloor(c, w, floor);
   w.Finish();
   if (added != 0) {
     Notify(c, notify::kSet, "sadd", c.arg(1));
-    c.ctx.AddChanges(added - 1);  // Redis counts each member
+    CountChanges(c, added);
   }
   c.reply.Integer(added);
 }
@@ -71,7 +108,7 @@ void SRemCommand(CommandContext& c) {
   }
   w.Finish();
   if (removed != 0) {
-    c.ctx.AddChanges(removed - 1);  // Redis counts each member
+    CountChanges(c, removed);
     Notify(c, notify::kSet, "srem", c.arg(1));
     if (static_cast<uint64_t>(removed) >= state->meta.size)
       Notify(c, notify::kGeneric, "del", c.arg(1));
@@ -182,7 +219,7 @@ void SPopCommand(CommandContext& c) {
   }
   ReplicatePop(c, c.arg(1), *picked, n >= state->meta.size && count);
   Notify(c, notify::kSet, "spop", c.arg(1));
-  if (!picked->empty()) c.ctx.AddChanges(static_cast<int64_t>(picked->size()) - 1);
+  if (!picked->empty()) CountChanges(c, static_cast<int64_t>(picked->size()));
   if (picked->size() >= state->meta.size) Notify(c, notify::kGeneric, "del", c.arg(1));
   if (!count) return picked->empty() ? c.reply.Null() : c.reply.Bulk(picked->front().name);
   c.reply.Set(picked->size());
@@ -242,6 +279,9 @@ void SMoveCommand(CommandContext& c) {
   if (!in_dst) {
     CollectionWriter to(c.ctx, c.db(), dst_key, *dst, kSet);
     to.Put(member, "", true);
+    SetFloorOfAdded floor;
+    floor.Note(member);
+    RaiseFloor(c, to, floor);
     to.Finish();
     Notify(c, notify::kSet, "sadd", dst_key);
   }
@@ -353,7 +393,12 @@ void SetOpStoreGeneric(CommandContext& c, SetOp op) {
   auto dst = c.ctx.Lookup(c.db(), c.arg(1));
   if (ReplyIfError(c, dst.status())) return;
   auto w = CollectionWriter::Replace(c.ctx, c.db(), c.arg(1), *dst, kSet);
-  for (const auto& m : *result) w.Put(m, "", true);
+  SetFloorOfAdded floor;
+  for (const auto& m : *result) {
+    w.Put(m, "", true);
+    floor.Note(m);
+  }
+  RaiseFloor(c, w, floor);
   w.Finish();
   if (!result->empty()) {
     static constexpr const char* kEvents[] = {"sinterstore", "sunionstore", "sdiffstore"};

@@ -71,8 +71,9 @@ void Metadata::EncodeTo(std::string* out_string) const {
   // instead of one per field.
   char fixed[1 + 5 * 8];
   size_t n = 0;
-  fixed[n++] = static_cast<char>((static_cast<uint8_t>(type) & 0x0f) |
-                                 (static_cast<uint8_t>(encoding) << 4) |
+  const uint8_t hint =
+      type == RedisType::kSet ? static_cast<uint8_t>(set_floor) : static_cast<uint8_t>(encoding);
+  fixed[n++] = static_cast<char>((static_cast<uint8_t>(type) & 0x0f) | (hint << 4) |
                                  (segmented_string ? kSegmentedFlag : 0));
   EncodeFixed64(fixed + n, static_cast<uint64_t>(expire_ms));
   n += 8;
@@ -141,7 +142,9 @@ bool Metadata::Decode(std::string_view in) {
   if (!DecodeHeader(in, &type, &expire_ms)) return false;
   stream = StreamCounters();
   uint8_t flags = static_cast<uint8_t>(in[0]);
-  encoding = static_cast<StringEncoding>((flags >> 4) & 0x03);
+  const uint8_t hint = (flags >> 4) & 0x03;
+  encoding = type == RedisType::kSet ? StringEncoding::kAuto : static_cast<StringEncoding>(hint);
+  set_floor = type == RedisType::kSet ? static_cast<SetFloor>(hint) : SetFloor::kIntset;
   segmented = type == RedisType::kString && (flags & kSegmentedFlag) != 0;
   in.remove_prefix(9);
   if (segmented) {

@@ -2,8 +2,8 @@
 // encodings of every column family. docs/encoding.md is the prose version of this file.
 //
 //   metadata key   : db(1) | user key
-//   metadata value : flags(1: type in bits 0-3, string encoding hint in bits 4-5,
-//                    bit 6 = segmented string) | expire ms(8, 0 = none) | body
+//   metadata value : flags(1: type in bits 0-3, string encoding hint or set encoding floor
+//                    in bits 4-5, bit 6 = segmented string) | expire ms(8, 0 = none) | body
 //       string     : body = the value bytes (inline), or, segmented (types/string.h):
 //                    version(8) | length(8) | segment shift(1)
 //       collection : body = version(8) | size(8) [| list head(8) | list tail(8)]
@@ -43,6 +43,11 @@ const char* RedisTypeName(RedisType type);
 // How OBJECT ENCODING should describe a string, mirroring what Redis would hold in memory:
 // values written by APPEND/SETRANGE are "raw", INCRBYFLOAT results are never "int".
 enum class StringEncoding : uint8_t { kAuto = 0, kRaw = 1, kNoInt = 2 };
+
+// The most compact encoding OBJECT ENCODING may give a set, whatever it holds now. Redis converts
+// a set only upwards (intset, listpack, hashtable), so a set that was given a non-integer member
+// never reads "intset" again, and one that outgrew listpack never reads "listpack" again.
+enum class SetFloor : uint8_t { kIntset = 0, kListpack = 1, kHashtable = 2 };
 
 // One end of a sorted set's score index (entries `score | member`). `mark` is the last entry
 // popped from that end (empty: none), and the tombstones of the pops lie beyond it. `beyond`
@@ -110,10 +115,11 @@ struct StreamCounters {
 
 struct Metadata {
   RedisType type = RedisType::kNone;
-  StringEncoding encoding = StringEncoding::kAuto;
-  int64_t expire_ms = 0;  // absolute Unix ms; 0 = no expiry
-  uint64_t version = 0;   // collections: identifies this incarnation's subkeys
-  uint64_t size = 0;      // collections: member count
+  StringEncoding encoding = StringEncoding::kAuto;  // strings only
+  SetFloor set_floor = SetFloor::kIntset;           // sets only
+  int64_t expire_ms = 0;                            // absolute Unix ms; 0 = no expiry
+  uint64_t version = 0;  // collections: identifies this incarnation's subkeys
+  uint64_t size = 0;     // collections: member count
   uint64_t list_head = 0;
   uint64_t list_tail = 0;
   // Strings: an inline value lives in `value`; a segmented one in `subkey` entries, with its

@@ -80,6 +80,7 @@ CollectionWriter CollectionWriter::Reincarnate(Context& ctx, int db, std::string
                                                const KeyState& old, RedisType type) {
   CollectionWriter w = Replace(ctx, db, key, old, type);
   w.meta_.expire_ms = old.meta.expire_ms;
+  w.meta_.set_floor = old.meta.set_floor;
   return w;
 }
 

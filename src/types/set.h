@@ -79,6 +79,11 @@ class CollectionWriter {
   void Put(std::string_view member, std::string_view value, bool is_new);
   // The member must be in the collection.
   void Remove(std::string_view member);
+  // A set's encoding floor, which only goes up.
+  SetFloor set_floor() const { return meta_.set_floor; }
+  void RaiseSetFloor(SetFloor floor) {
+    if (floor > meta_.set_floor) meta_.set_floor = floor;
+  }
   // Nothing changed, yet the command counts as a write of the key (WATCH, blocked clients):
   // Finish() touches it.
   void KeepAsModified() { changed_ = true; }

@@ -546,6 +546,37 @@ def test_object_encoding_of_small_sets_and_lists_follows_the_thresholds(r):
         r.config_set("list-max-listpack-size", -2)
 
 
+def test_a_set_keeps_the_hashtable_encoding_when_it_shrinks(r):
+    # Redis converts sets only upwards: once a hashtable, always a hashtable.
+    r.sadd("words", *["w%d" % i for i in range(200)])  # over set-max-listpack-entries
+    r.sadd("ints", *range(600))  # over set-max-intset-entries
+    r.sadd("long", "x" * 65, "y")  # over set-max-listpack-value
+    r.srem("words", *["w%d" % i for i in range(2, 200)])
+    r.srem("ints", *range(3, 600))
+    r.srem("long", "x" * 65)
+    assert [r.object("encoding", k) for k in ("words", "ints", "long")] == ["hashtable"] * 3
+
+
+@pytest.mark.basalt_only(reason="Redis 7.2's encodings; 7.0 has no listpack sets")
+def test_a_set_given_a_non_integer_member_is_no_longer_an_intset(r):
+    r.sadd("s", 1, 2, 3)
+    r.sadd("s", "a")
+    r.srem("s", "a")
+    assert r.object("encoding", "s") == "listpack"
+    r.sadd("src", "a", 1)
+    r.sadd("dst", 2)
+    r.smove("src", "dst", "a")
+    r.srem("dst", "a")
+    r.sadd("x", "b", 1, 2)
+    r.sunionstore("stored", "x")
+    r.srem("stored", "b")
+    assert [r.object("encoding", k) for k in ("dst", "stored")] == ["listpack", "listpack"]
+    # Only what was added counts: a set that was never more than integers stays an intset.
+    r.sadd("plain", 5, 6)
+    r.srem("plain", 5)
+    assert r.object("encoding", "plain") == "intset"
+
+
 def test_object_errors(r):
     assert r.object("encoding", "nokey") is None
     raises(r, "ERR unknown subcommand 'foo'. Try OBJECT HELP.", "OBJECT", "foo", "k")

@@ -41,6 +41,33 @@ TEST(MetadataTest, EmptyStringWithoutExpiryRoundTrip) {
   EXPECT_EQ(d.value, "");
 }
 
+TEST(MetadataTest, SetEncodingFloorRoundTripsAndStaysOutOfOtherTypes) {
+  for (SetFloor floor : {SetFloor::kIntset, SetFloor::kListpack, SetFloor::kHashtable}) {
+    Metadata m;
+    m.type = RedisType::kSet;
+    m.version = 7;
+    m.size = 3;
+    m.set_floor = floor;
+    Metadata d;
+    ASSERT_TRUE(d.Decode(m.Encode()));
+    EXPECT_EQ(d, m);
+  }
+  // The same bits are a string's encoding hint: a set's floor never reads as one, and a
+  // string's hint never as a floor.
+  Metadata set;
+  set.type = RedisType::kSet;
+  set.set_floor = SetFloor::kHashtable;
+  Metadata d;
+  ASSERT_TRUE(d.Decode(set.Encode()));
+  EXPECT_EQ(d.encoding, StringEncoding::kAuto);
+  Metadata str;
+  str.type = RedisType::kString;
+  str.encoding = StringEncoding::kRaw;
+  ASSERT_TRUE(d.Decode(str.Encode()));
+  EXPECT_EQ(d.set_floor, SetFloor::kIntset);
+  EXPECT_EQ(d.encoding, StringEncoding::kRaw);
+}
+
 TEST(MetadataTest, StringEncodingHintRoundTrip) {
   for (StringEncoding enc : {StringEncoding::kAuto, StringEncoding::kRaw, StringEncoding::kNoInt}) {
     Metadata m;
