@@ -56,9 +56,20 @@ MemberIterator::MemberIterator(Context& ctx, ColumnFamily cf, int db, std::strin
   OpenThroughBatch(ctx, cf);
 }
 
+MemberIterator::MemberIterator(Context& ctx, ColumnFamily cf, int db, std::string_view key,
+                               uint64_t version, std::string_view member_floor,
+                               std::string_view member_limit)
+    : prefix_(SubkeyPrefix(ctx.keyspace()->Physical(db), key, version)) {
+  lower_ = prefix_;
+  lower_.append(member_floor);
+  upper_ = prefix_;
+  upper_.append(member_limit);
+  OpenThroughBatch(ctx, cf);
+}
+
 void MemberIterator::OpenThroughBatch(Context& ctx, ColumnFamily cf) {
   upper_slice_ = rocksdb::Slice(upper_);
-  lower_slice_ = rocksdb::Slice(prefix_);
+  lower_slice_ = rocksdb::Slice(lower_.empty() ? prefix_ : lower_);
   options_.iterate_upper_bound = &upper_slice_;
   options_.iterate_lower_bound = &lower_slice_;
   owned_ = ctx.batch().NewIterator(cf, &options_);
@@ -133,7 +144,9 @@ void MemberIterator::SeekToLast(std::string_view member_end) {
 bool MemberIterator::Valid() const {
   // The bounds are also checked here: the batch side of the iterator does not honour them in
   // every direction, and an entry outside this incarnation must never be taken for a member.
-  return check_.ok() && it_->Valid() && it_->key().starts_with(lower_slice_);
+  if (!check_.ok() || !it_->Valid()) return false;
+  const rocksdb::Slice k = it_->key();
+  return k.starts_with(prefix_) && k.compare(lower_slice_) >= 0 && k.compare(upper_slice_) < 0;
 }
 
 std::string_view MemberIterator::member() const {

@@ -50,6 +50,10 @@ class MemberIterator {
   // at the range's end instead of stepping over the deleted entries that lie beyond it.
   MemberIterator(Context& ctx, ColumnFamily cf, int db, std::string_view key, uint64_t version,
                  std::string_view member_limit);
+  // The same, over the members in [member_floor, member_limit): a walk in either direction
+  // stops at the range's ends.
+  MemberIterator(Context& ctx, ColumnFamily cf, int db, std::string_view key, uint64_t version,
+                 std::string_view member_floor, std::string_view member_limit);
   // Over the `subkey` entries as the database holds them, through the batch's held iterator
   // (Batch::HeldIterator): commands that seek one collection again and again in a write group
   // (random pops) make it once per group. It does not see the batch's writes, so callers skip
@@ -90,10 +94,11 @@ class MemberIterator {
  private:
   // Moves on to the first entry from here that is not a popped member (SkipPoppedMembers).
   void StepOverPopped();
-  // Opens it_ over [prefix_, upper_) through the context's batch.
+  // Opens it_ over [lower_, upper_) through the context's batch (lower_ empty: prefix_).
   void OpenThroughBatch(Context& ctx, ColumnFamily cf);
 
   std::string prefix_;
+  std::string lower_;
   std::string upper_;
   rocksdb::Slice upper_slice_;
   rocksdb::Slice lower_slice_;

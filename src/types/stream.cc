@@ -226,9 +226,14 @@ Status StreamStore::ScanEntries(const Metadata& meta, StreamId start, StreamId e
   if (start < meta.stream.first_id) start = meta.stream.first_id;
   if (end > meta.stream.last_id) end = meta.stream.last_id;
   if (start > end) return Status::OK();
-  MemberIterator it(ctx_, ColumnFamily::kSubkey, db_, key_, version_);
   const std::string low = EntryMember(start);
   const std::string high = EntryMember(end);
+  // Bounded to the range, so that a walk that reaches its end stops there instead of stepping
+  // over what lies beyond: the tombstones of trimmed entries below the first ID, or of deleted
+  // ones after the last.
+  std::string limit = high;
+  limit.push_back('\0');
+  MemberIterator it(ctx_, ColumnFamily::kSubkey, db_, key_, version_, low, limit);
   uint64_t seen = 0;
   if (reverse) {
     it.SeekToLast(high);
@@ -237,7 +242,6 @@ Status StreamStore::ScanEntries(const Metadata& meta, StreamId start, StreamId e
   }
   while (it.Valid() && (count == 0 || seen < count)) {
     std::string_view member = it.member();
-    if (reverse ? member < low : member > high) break;
     StreamEntry entry;
     std::string_view id_bytes = member.substr(1);
     if (member[0] != kEntryTag || !GetId(&id_bytes, &entry.id) ||

@@ -6,6 +6,7 @@ temporary directory and is stopped (and its directory removed) when the `with` b
 """
 
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -172,17 +173,22 @@ def redis_server(tmp_root=None):
 
 
 @contextlib.contextmanager
-def basalt_server(options=None, tmp_root=None, keep_dir=False):
-    """basalt-server on a free port with its own data directory. `options` are config keys."""
+def basalt_server(options=None, tmp_root=None, keep_dir=False, data_dir=None, cgroup=None):
+    """basalt-server on a free port with its own data directory. `options` are config keys.
+    With `data_dir` the server opens that directory (kept afterwards) instead of a new one;
+    with `cgroup` (a MemoryCgroup) it runs in that cgroup."""
     workdir = tempfile.mkdtemp(prefix="bench-basalt-", dir=tmp_root)
     port = free_port()
     args = [str(BASALT), "--port", str(port), "--bind", "127.0.0.1", "--dir",
-            os.path.join(workdir, "data"), "--logfile", os.path.join(workdir, "basalt.log")]
+            data_dir or os.path.join(workdir, "data"), "--logfile",
+            os.path.join(workdir, "basalt.log")]
     for k, v in (options or {}).items():
         args += ["--" + k, str(v)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        wait_ready(port, proc)
+        if cgroup is not None:
+            cgroup.add(proc.pid)
+        wait_ready(port, proc, timeout=600)
         yield Server("basalt", port, proc, workdir)
     finally:
         _stop(proc)
@@ -204,3 +210,85 @@ def markdown_table(header, rows):
     for r in rows:
         lines.append("| " + " | ".join(str(c) for c in r) + " |")
     return "\n".join(lines)
+
+
+def parse_size(s):
+    """Bytes of a size such as 1.5g, 160m, 64k or 4096."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    s = s.strip().lower().rstrip("b")
+    if s and s[-1] in units:
+        return int(float(s[:-1]) * units[s[-1]])
+    return int(s)
+
+
+class MemoryCgroup:
+    """A child of this process's cgroup v1 memory cgroup, limited to `limit` bytes (page cache
+    included): a server in it holds no more of its data in memory than that. Needs root."""
+
+    def __init__(self, limit, name="bench"):
+        with open("/proc/self/cgroup") as f:
+            lines = [line.strip().split(":", 2) for line in f]
+        own = [path for _, controllers, path in lines if "memory" in controllers.split(",")]
+        if not own:
+            raise RuntimeError("no cgroup v1 memory controller in /proc/self/cgroup")
+        self.path = Path("/sys/fs/cgroup/memory") / own[0].lstrip("/") / (
+            "%s-%d" % (name, os.getpid()))
+        self.path.mkdir()
+        (self.path / "memory.limit_in_bytes").write_text(str(limit))
+
+    def add(self, pid):
+        (self.path / "cgroup.procs").write_text(str(pid))
+
+    def usage(self):
+        return int((self.path / "memory.usage_in_bytes").read_text())
+
+    def drop_page_cache(self):
+        """Reclaims the page cache the cgroup holds (it must have no process)."""
+        (self.path / "memory.force_empty").write_text("0")
+
+    def remove(self):
+        # Empty once its processes are gone; the page cache it charged moves to the parent.
+        for _ in range(50):
+            try:
+                self.path.rmdir()
+                return
+            except OSError:
+                time.sleep(0.1)
+
+
+def drop_cached_data(cgroup, data):
+    """Evicts the files under `data` from the page cache, so that the next reader finds none of
+    them there: neither what `cgroup` (which must have no process) charged nor what an earlier
+    run charged to its parent."""
+    cgroup.drop_page_cache()
+    evict_from_page_cache(data)
+
+
+def evict_from_page_cache(data):
+    """Asks the kernel to drop the files under `data` from the page cache (clean pages go)."""
+    for dirpath, _, files in os.walk(data):
+        for name in files:
+            try:
+                fd = os.open(os.path.join(dirpath, name), os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+
+def fio_random_reads(path, size, seconds, iodepth, block="4k"):
+    """The disk's own limit: fio's random direct reads of `block` at queue depth `iodepth` from a
+    file of `size` at `path` (removed afterwards). Returns (fio's JSON text, reads/s, p50 us,
+    p99 us)."""
+    cmd = ["fio", "--name=randread", "--filename=%s" % path, "--rw=randread", "--bs=%s" % block,
+           "--direct=1", "--ioengine=libaio", "--iodepth=%d" % iodepth, "--size=%s" % size,
+           "--runtime=%d" % seconds, "--time_based", "--group_reporting", "--output-format=json"]
+    try:
+        result = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=3600)
+    finally:
+        Path(path).unlink(missing_ok=True)
+    read = json.loads(result.stdout)["jobs"][0]["read"]
+    pct = read["clat_ns"]["percentile"]
+    return result.stdout, read["iops"], pct["50.000000"] / 1000, pct["99.000000"] / 1000

@@ -37,12 +37,6 @@ COUNTERS = ["flush_write_bytes", "compact_write_bytes", "compact_read_bytes", "b
             "blob_gc_relocated_bytes", "wal_bytes", "stall_micros"]
 
 
-def parse_size(s):
-    s = s.lower()
-    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
-    return int(float(s[:-1]) * mult[s[-1]]) if s[-1] in mult else int(s)
-
-
 def counters(client):
     info = client.info("rocksdb")
     return {k: int(info.get(k, 0)) for k in COUNTERS}, info
@@ -183,9 +177,9 @@ def main():
     p.add_argument("--blobs", default="yes,no", help="runs with blob files on, off or both: yes, no or yes,no")
     p.add_argument("--out", required=True)
     args = p.parse_args()
-    args.sizes = [parse_size(s) for s in args.sizes.split(",")]
+    args.sizes = [benchlib.parse_size(s) for s in args.sizes.split(",")]
     args.option = dict(o.split("=", 1) for o in args.option)
-    args.dataset = parse_size(args.dataset)
+    args.dataset = benchlib.parse_size(args.dataset)
     if not benchlib.BENCH.exists():
         sys.exit("%s not built (needs libhiredis-dev; run tools/build)" % benchlib.BENCH)
     Path(args.out).mkdir(parents=True, exist_ok=True)

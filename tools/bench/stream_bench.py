@@ -10,6 +10,9 @@ in rounds that alternate which server goes first:
              looping XREADGROUP GROUP g cI COUNT 100 STREAMS s > and XACK of what it got (the
              XACK of one batch travels in the same write as the next read); entries acked per
              second until the stream is drained. Target: Basalt >= 0.5 x Redis.
+  trimmed    a stream trimmed by `XADD s MAXLEN 1000 * f v` over 300k entries, then
+             XREVRANGE s + - COUNT 2000, which reads down to the head: below it lie the trimmed
+             entries (on Basalt, their tombstones until compaction drops them); XREVRANGEs/s.
   queue      a producer (redis-benchmark, one connection, -P 16) adding
              `XADD s MAXLEN ~ 1000 * f v` in steps, while K consumer processes read the head
              through a group (XREADGROUP ... COUNT 100 BLOCK 100) and XACK; the producer's rate
@@ -18,7 +21,11 @@ in rounds that alternate which server goes first:
   xrange     (only with --xrange-entries N) a stream of N entries, then XRANGE s <ms> + COUNT 100
              from random points in its middle half on one connection; entries/s and the
              latency of one read (p50, p99). With a large N on Basalt alone
-             (--xrange-basalt-only) this reads a stream well beyond memory.
+             (--xrange-basalt-only) this reads a stream well beyond memory. With
+             --xrange-memory SIZE, Basalt alone also fills such a stream (values of random
+             digits, which compress as real payloads do) in a memory cgroup of SIZE (page cache
+             included), restarts, lets the fill's compactions finish, and reads it with none of
+             it in the page cache, next to fio's rate for one random 4 KiB read at a time.
 
 Every figure is also given as the server's own CPU per operation (/proc/<pid>/stat), which a
 loaded machine disturbs less than a rate. The Basalt/Redis ratio is the median of the rounds'
@@ -27,7 +34,7 @@ own ratios (each between the two servers' runs of one round), with their range. 
 
   tools/bench/stream_bench.py [--rounds 3] [--xadd-requests 100000] [--consumer-entries 200000]
       [--consumers 4] [--queue-entries 1000000] [--xrange-entries N] [--parts xadd,consumers,queue]
-      [--out DIR]
+      [--xrange-rounds 1] [--xrange-memory SIZE] [--out DIR]
 """
 
 import argparse
@@ -37,8 +44,10 @@ import json
 import multiprocessing
 import os
 import random
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -48,10 +57,10 @@ import benchlib  # noqa: E402
 READ_COUNT = 100
 
 
-def redis_benchmark(port, command, requests, pipeline, clients):
+def redis_benchmark(port, command, requests, pipeline, clients, extra=()):
     """ops/s of redis-benchmark running `command` (a list of arguments)."""
     cmd = ["redis-benchmark", "-p", str(port), "-c", str(clients), "-n", str(requests),
-           "-P", str(pipeline), "--csv"] + [str(a) for a in command]
+           "-P", str(pipeline), "--csv"] + list(extra) + [str(a) for a in command]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=7200).stdout
     for row in csv.reader(io.StringIO(out)):
         if row and row[0] != "test":
@@ -63,6 +72,13 @@ def fill_stream(server, key, n, value="v", pipeline=64, clients=4):
     """Adds n entries `f value` with automatic IDs through redis-benchmark (fast, in C)."""
     if n > 0:
         redis_benchmark(server.port, ["XADD", key, "*", "f", value], n, pipeline, clients)
+
+
+def random_digits_value(size):
+    """A value of about `size` random decimal digits, as redis-benchmark fills it in (each
+    __rand_int__ becomes its own 12-digit number): it compresses as real payloads do, where a
+    repeated byte would shrink to nothing on disk."""
+    return "__rand_int__" * max(size // 12, 1)
 
 
 class Measured:
@@ -156,6 +172,20 @@ def measure_consumers(server, entries, k):
     return {"rate": acked / m.secs, "cpu_us": m.cpu * 1e6 / acked, "load": m.load}
 
 
+def measure_trimmed_head(server, adds, reads):
+    """A stream trimmed by `XADD s MAXLEN 1000` over `adds` entries, then XREVRANGE s + -
+    COUNT 2000 (which reads down to the head, past which every trimmed entry once lay); reads
+    per second."""
+    c = server.client()
+    c.call("FLUSHALL")
+    redis_benchmark(server.port, ["XADD", "s", "MAXLEN", "1000", "*", "f", "v"], adds, 16, 1)
+    with Measured(server) as m:
+        for _ in range(reads):
+            c.call("XREVRANGE", "s", "+", "-", "COUNT", 2000)
+    c.close()
+    return {"rate": reads / m.secs, "cpu_us": m.cpu * 1e6 / reads, "load": m.load}
+
+
 def measure_queue(server, entries, step, k, pipeline):
     c = server.client()
     c.call("FLUSHALL")
@@ -185,13 +215,11 @@ def measure_queue(server, entries, step, k, pipeline):
             "xlen": length, "cpu_us": m.cpu * 1e6 / entries, "load": m.load}
 
 
-def measure_xrange(server, entries, reads, value_size, seed):
+def read_xrange(server, reads, seed):
+    """`reads` XRANGEs of COUNT 100 from random points in the middle half of stream `s`."""
     c = server.client()
-    c.call("FLUSHALL")
-    fill_stream(server, "s", entries, "x" * value_size)
     first = int(c.call("XRANGE", "s", "-", "+", "COUNT", 1)[0][0].split(b"-")[0])
     last = int(c.call("XREVRANGE", "s", "+", "-", "COUNT", 1)[0][0].split(b"-")[0])
-    time.sleep(0.3)
     rnd = random.Random(seed)
     lat, got = [], 0
     with Measured(server) as m:
@@ -203,9 +231,70 @@ def measure_xrange(server, entries, reads, value_size, seed):
             got += len(reply)
     c.close()
     lat.sort()
-    return {"rate": got / m.secs, "p50_us": lat[len(lat) // 2] * 1e6,
+    return {"rate": got / m.secs, "reads_per_s": reads / m.secs,
+            "p50_us": lat[len(lat) // 2] * 1e6,
             "p99_us": lat[min(len(lat) - 1, len(lat) * 99 // 100)] * 1e6,
             "cpu_us": m.cpu * 1e6 / max(got, 1), "load": m.load}
+
+
+def measure_xrange(server, entries, reads, value_size, seed):
+    c = server.client()
+    c.call("FLUSHALL")
+    c.close()
+    fill_stream(server, "s", entries, "x" * value_size)
+    time.sleep(0.3)
+    return read_xrange(server, reads, seed)
+
+
+def wait_compactions_settled(server, timeout=3600):
+    """Seconds until Basalt runs no compaction and estimates none pending (INFO rocksdb)."""
+    c = server.client()
+    start = time.time()
+    settled = 0
+    while time.time() - start < timeout:
+        info = c.info("rocksdb")
+        pending = sum(int(v) for k, v in info.items() if k.endswith("_pending_compaction_bytes"))
+        settled = settled + 1 if pending == 0 and info.get("running_compactions") == "0" else 0
+        if settled == 3:
+            break
+        time.sleep(1)
+    c.close()
+    return time.time() - start
+
+
+def measure_xrange_beyond_memory(args):
+    """Basalt alone in a memory cgroup of --xrange-memory (page cache included): fills the
+    stream, then reads it from a fresh server process with none of the data in the page cache,
+    next to the disk's own rate for one read at a time (fio, 4 KiB random direct reads at queue
+    depth 1), which is what one connection's XRANGEs wait for. The reads start once the
+    compactions that the fill left to do have run (their time is reported), and with the data
+    evicted from the page cache again after them."""
+    cgroup = benchlib.MemoryCgroup(benchlib.parse_size(args.xrange_memory), "stream-bench")
+    workdir = tempfile.mkdtemp(prefix="bench-xrange-", dir=args.tmp)
+    data = os.path.join(workdir, "data")
+    try:
+        with benchlib.basalt_server(args.basalt_option, args.tmp, data_dir=data,
+                                    cgroup=cgroup) as server:
+            t = time.time()
+            redis_benchmark(server.port,
+                            ["XADD", "s", "*", "f", random_digits_value(args.xrange_value_size)],
+                            args.xrange_entries, 64, 4, extra=["-r", "1000000000000"])
+            fill_secs = time.time() - t
+        _, fio_iops, fio_p50, fio_p99 = benchlib.fio_random_reads(
+            os.path.join(workdir, "fio.dat"), args.xrange_fio_file, args.xrange_fio_seconds, 1)
+        benchlib.drop_cached_data(cgroup, data)
+        with benchlib.basalt_server(args.basalt_option, args.tmp, data_dir=data,
+                                    cgroup=cgroup) as server:
+            settle_secs = wait_compactions_settled(server)
+            benchlib.evict_from_page_cache(data)
+            result = read_xrange(server, args.xrange_reads, 0)
+        result.update({"fill_secs": fill_secs, "settle_secs": settle_secs,
+                       "data_bytes": benchlib.dir_bytes(data),
+                       "fio_iops": fio_iops, "fio_p50_us": fio_p50, "fio_p99_us": fio_p99})
+        return result
+    finally:
+        cgroup.remove()
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 def run(args):
@@ -230,6 +319,9 @@ def run(args):
                 for server in order:
                     note("consumers", server,
                          measure_consumers(server, args.consumer_entries, args.consumers), r)
+            if "trimmed" in parts:
+                for server in order:
+                    note("trimmed head", server, measure_trimmed_head(server, 300000, 50), r)
             if "queue" in parts and r < args.queue_rounds:
                 step = args.queue_step or max(args.queue_entries // 10, 1)
                 for server in order:
@@ -242,6 +334,8 @@ def run(args):
                     note("xrange", server, measure_xrange(server, args.xrange_entries,
                                                           args.xrange_reads,
                                                           args.xrange_value_size, r), r)
+    if args.xrange_memory:
+        results[("xrange beyond memory", "basalt")] = [measure_xrange_beyond_memory(args)]
     return results
 
 
@@ -252,7 +346,7 @@ def report(args, results):
     lines = []
     rows = []
     loads = [x["load"] for runs in results.values() for x in runs]
-    for part in ("xadd -P 1", "xadd -P 16", "consumers", "queue", "xrange"):
+    for part in ("xadd -P 1", "xadd -P 16", "consumers", "trimmed head", "queue", "xrange"):
         b, rd = results.get((part, "basalt"), []), results.get((part, "redis"), [])
         if not b:
             continue
@@ -270,7 +364,8 @@ def report(args, results):
         else:
             rows.append([part, "-", "%.0f" % bo, "-", "-", "%.2f" % bc, "-"])
     units = ("ops/s: XADDs (xadd, queue producer; queue: median of the steps), entries acked "
-             "(consumers), entries read (xrange); CPU: server microseconds per op or entry")
+             "(consumers), XREVRANGEs (trimmed head), entries read (xrange); CPU: server "
+             "microseconds per op or entry")
     lines.append("### Streams, %d rounds, per-round ratios Basalt/Redis\n" % args.rounds)
     lines.append(benchlib.markdown_table(
         ["workload", "Redis ops/s", "Basalt ops/s", "Basalt/Redis (range)", "Redis CPU us",
@@ -290,6 +385,17 @@ def report(args, results):
                              server, i + 1, args.xrange_entries, args.xrange_value_size,
                              args.xrange_reads, READ_COUNT, x["rate"], x["p50_us"],
                              x["p99_us"]))
+    for x in results.get(("xrange beyond memory", "basalt"), []):
+        lines.append(
+            "XRANGE beyond memory, basalt: %d entries of %d random digits (%.2f GiB on disk, filled in "
+            "%.0f s, compactions settled %.0f s after a restart) in a %s memory cgroup, read by "
+            "the restarted server with none of it in the page cache: %d reads of COUNT %d, %.0f reads/s (%.0f entries/s), p50 %.0f us, p99 %.0f "
+            "us per read; the disk, one 4 KiB read at a time (fio): %.0f reads/s, p50 %.0f us, "
+            "p99 %.0f us; XRANGE reads/s / fio reads/s = %.2f.\n" % (
+                args.xrange_entries, args.xrange_value_size, x["data_bytes"] / (1 << 30),
+                x["fill_secs"], x["settle_secs"], args.xrange_memory, args.xrange_reads, READ_COUNT,
+                x["reads_per_s"], x["rate"], x["p50_us"], x["p99_us"], x["fio_iops"],
+                x["fio_p50_us"], x["fio_p99_us"], x["reads_per_s"] / x["fio_iops"]))
     lines.append("Load average (1 min) at the runs: min %.2f, median %.2f, max %.2f (%d cores)."
                  % (min(loads), benchlib.median(loads), max(loads), os.cpu_count()))
     text = "\n".join(lines)
@@ -306,8 +412,10 @@ def report(args, results):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--parts", type=lambda s: s.split(","), default=["xadd", "consumers", "queue"],
-                   help="subset of: xadd,consumers,queue (xrange runs with --xrange-entries)")
+    p.add_argument("--parts", type=lambda s: s.split(","),
+                   default=["xadd", "consumers", "trimmed", "queue"],
+                   help="subset of: xadd,consumers,trimmed,queue (xrange runs with "
+                        "--xrange-entries)")
     p.add_argument("--xadd-requests", type=int, default=100000,
                    help="XADDs at -P 1 (four times as many at -P 16)")
     p.add_argument("--consumer-entries", type=int, default=200000)
@@ -322,6 +430,11 @@ def main():
     p.add_argument("--xrange-value-size", type=int, default=100)
     p.add_argument("--xrange-rounds", type=int, default=1)
     p.add_argument("--xrange-basalt-only", action="store_true")
+    p.add_argument("--xrange-memory", default=None,
+                   help="also read the stream of --xrange-entries on Basalt alone, confined "
+                        "to a memory cgroup of this size (e.g. 1g; needs root and fio)")
+    p.add_argument("--xrange-fio-file", default="4g", help="size of fio's file")
+    p.add_argument("--xrange-fio-seconds", type=int, default=15)
     p.add_argument("--basalt-option", nargs=2, action="append", metavar=("KEY", "VALUE"),
                    default=[], help="extra basalt-server config (repeatable)")
     p.add_argument("--tmp", default=None, help="parent of the servers' data directories")
