@@ -404,6 +404,19 @@ bool ReadsOthersSubscriptions(const CommandSpec& spec, const std::vector<std::st
   return (flags & kCmdPubSub) && !(flags & kCmdPushReply);
 }
 
+// A command that reads other clients' subscriptions, or an EXEC whose transaction holds one:
+// what must wait until the other workers ran the input they hold (Session::await_peers_hook).
+bool WaitsForPeersInput(const Session& session, const CommandSpec& spec,
+                        const std::vector<std::string>& argv) {
+  if (ReadsOthersSubscriptions(spec, argv)) return true;
+  if (!session.in_multi || strcmp(spec.name, "exec") != 0) return false;
+  return std::any_of(session.queued.begin(), session.queued.end(),
+                     [](const std::vector<std::string>& queued) {
+                       const CommandSpec* s = CommandTable::Get().Find(queued[0]);
+                       return s != nullptr && ReadsOthersSubscriptions(*s, queued);
+                     });
+}
+
 // Adds what a memory-only run that stood held back to the server's statistics.
 void PublishStats(ServerState& server, const TentativeStats& stats) {
   if (stats.keyspace_hits != 0) {
@@ -646,7 +659,7 @@ void Dispatch(ServerState& server, Session& session, std::vector<std::string>& a
     elsewhere->Submit(session, std::move(argv));
     return;
   }
-  if (session.await_peers_hook && ReadsOthersSubscriptions(*spec, argv) &&
+  if (session.await_peers_hook && WaitsForPeersInput(session, *spec, argv) &&
       session.await_peers_hook(argv)) {
     return;
   }

@@ -664,10 +664,12 @@ def test_publish_and_pubsub_see_a_subscription_sent_before_them_on_another_conne
     for i in range(300):
         channel = "race:%d" % i
         subscriber.send("SUBSCRIBE", channel)
-        if publisher.call("PUBLISH", channel, "m") != (":", 1):
+        received = publisher.call("PUBLISH", channel, "m")
+        if received != (":", 1):
             missed.append(("publish", i))
         subscriber.read()  # the confirmation
-        subscriber.read()  # the message
+        if received == (":", 1):
+            subscriber.read()  # the message
         subscriber.send("UNSUBSCRIBE", channel)
         if publisher.call("PUBSUB", "NUMSUB", channel)[1][1] != (":", 0):
             missed.append(("numsub after unsubscribe", i))
@@ -676,6 +678,18 @@ def test_publish_and_pubsub_see_a_subscription_sent_before_them_on_another_conne
         if publisher.call("PUBSUB", "NUMSUB", channel)[1][1] != (":", 1):
             missed.append(("numsub", i))
         subscriber.read()
+        subscriber.send("UNSUBSCRIBE", channel)
+        subscriber.read()
+        # A PUBLISH queued in a transaction runs at EXEC, which waits the same way.
+        subscriber.send("SUBSCRIBE", channel)
+        for command in (("MULTI",), ("PUBLISH", channel, "t"), ("EXEC",)):
+            publisher.send(*command)
+        received = [publisher.read() for _ in range(3)][2]
+        if received != ("*", [(":", 1)]):
+            missed.append(("publish in a transaction", i))
+        subscriber.read()
+        if received == ("*", [(":", 1)]):
+            subscriber.read()
         subscriber.send("UNSUBSCRIBE", channel)
         subscriber.read()
     assert missed == []
