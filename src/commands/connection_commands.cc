@@ -212,6 +212,13 @@ bool HasClientType(const Session& s, const std::string& type) {
   return type == (s.client_class() == ClientClass::kPubsub ? "pubsub" : "normal");
 }
 
+// Closes another client as Redis frees it: gone from CLIENT LIST and INFO before the reply,
+// while its worker closes the connection.
+void KillOtherClient(CommandContext& c, Session& s) {
+  c.server.clients.Remove(s.id);
+  if (s.close_hook) s.close_hook();
+}
+
 // CLIENT KILL in both forms. Old form: CLIENT KILL addr -> OK or error. New form: filters,
 // returns the number of clients killed.
 void ClientKill(CommandContext& c) {
@@ -221,8 +228,8 @@ void ClientKill(CommandContext& c) {
       if (s->addr != c.arg(2)) continue;
       if (s.get() == &c.session) {
         c.session.close_after_reply = true;
-      } else if (s->close_hook) {
-        s->close_hook();
+      } else {
+        KillOtherClient(c, *s);
       }
       return c.reply.Ok();
     }
@@ -277,8 +284,8 @@ void ClientKill(CommandContext& c) {
     if (self && skipme) continue;
     if (self) {
       c.session.close_after_reply = true;
-    } else if (s->close_hook) {
-      s->close_hook();
+    } else {
+      KillOtherClient(c, *s);
     }
     killed++;
   }

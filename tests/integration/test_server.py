@@ -311,6 +311,20 @@ def test_client_kill_by_addr(server, c):
     assert c.call("CLIENT", "KILL", addr) == ("-", "ERR No such client")
 
 
+def test_a_killed_client_is_gone_from_client_list_when_client_kill_replies(server, conns):
+    # Redis frees the client inside CLIENT KILL; the victims here sit on either worker.
+    killer = conns()
+    for _ in range(60):
+        victims = [conns() for _ in range(2)]
+        for v in victims:
+            v.call("CLIENT", "SETNAME", "victim")
+        for v in victims:
+            assert killer.call("CLIENT", "KILL", "ID", str(plain(v.call("CLIENT", "ID")))) == (
+                ":", 1)
+        listed = plain(killer.call("CLIENT", "LIST")).decode()
+        assert "name=victim " not in listed
+
+
 def test_client_kill_errors(c):
     assert c.call("CLIENT", "KILL", "ID", "abc") == (
         "-", "ERR client-id should be greater than 0")
