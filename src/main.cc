@@ -307,12 +307,15 @@ void ConnectEventHandlers(basalt::ServerState& state, basalt::ReplicationManager
         if (!basalt::DecodePubsubRecord(value, &record)) return;
         state.pubsub.Deliver(record.channel, record.message, record.sharded);
       });
+  // Scripts and functions are in place before the writes that follow them on the master become
+  // visible, so a client that reads those writes can also call them.
   replication.SetEventHandler(
       basalt::ColumnFamily::kPropagate,
       [&scripting](std::string_view key, std::string_view value) {
         scripting.OnReplicatedPut(key, value);
       },
-      [&scripting](std::string_view key) { scripting.OnReplicatedDelete(key); });
+      [&scripting](std::string_view key) { scripting.OnReplicatedDelete(key); },
+      basalt::BatchApplier::EventTiming::kBeforeWrite);
   replication.SetDataReplacedHandler([&scripting] {
     basalt::Status reloaded = scripting.ReloadPersisted();
     if (!reloaded.ok()) LOG(ERROR) << "reloading scripts after a full sync: " << reloaded.message();

@@ -189,9 +189,19 @@ class GroupCollector : public rocksdb::WriteBatch::Handler {
 BatchApplier::BatchApplier(Keyspace* keyspace) : keyspace_(keyspace) {}
 
 void BatchApplier::SetEventHandler(ColumnFamily cf, ReplicationEventHandler on_put,
-                                   ReplicationDeleteHandler on_delete) {
+                                   ReplicationDeleteHandler on_delete, EventTiming timing) {
   put_handlers_[static_cast<int>(cf)] = std::move(on_put);
   delete_handlers_[static_cast<int>(cf)] = std::move(on_delete);
+  event_timings_[static_cast<int>(cf)] = timing;
+}
+
+void BatchApplier::DeliverEvents(EventTiming timing) {
+  for (const Event& e : events_) {
+    int i = static_cast<int>(e.cf);
+    if (event_timings_[i] != timing) continue;
+    if (e.deleted && delete_handlers_[i]) delete_handlers_[i](e.key);
+    if (!e.deleted && put_handlers_[i]) put_handlers_[i](e.key, e.value);
+  }
 }
 
 void BatchApplier::Reset() {
@@ -229,6 +239,7 @@ Status BatchApplier::Commit(const ReplicaPosition& position, const std::atomic<b
     Reset();
     return Status::IOError(put.ToString());
   }
+  DeliverEvents(EventTiming::kBeforeWrite);
   std::unique_lock<WriterPreferringMutex> exclusive(keyspace_->exclusive(), std::defer_lock);
   std::shared_lock<WriterPreferringMutex> shared(keyspace_->exclusive(), std::defer_lock);
   KeyLockGuard keys;
@@ -270,13 +281,8 @@ Status BatchApplier::Commit(const ReplicaPosition& position, const std::atomic<b
   if (shared.owns_lock()) shared.unlock();
   if (exclusive.owns_lock()) exclusive.unlock();
 
-  auto events = std::move(events_);
+  DeliverEvents(EventTiming::kAfterWrite);
   Reset();
-  for (const Event& e : events) {
-    int i = static_cast<int>(e.cf);
-    if (e.deleted && delete_handlers_[i]) delete_handlers_[i](e.key);
-    if (!e.deleted && put_handlers_[i]) put_handlers_[i](e.key, e.value);
-  }
   return Status::OK();
 }
 

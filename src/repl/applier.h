@@ -47,11 +47,15 @@ class BatchApplier {
  public:
   explicit BatchApplier(Keyspace* keyspace);
 
-  // `on_put` is called for each put into `cf` (kPubsub or kPropagate) of an applied batch, and
-  // `on_delete`, if given, for each delete, after the batch is written, in batch order. Set
-  // before replication starts.
+  // `on_put` is called for each put into `cf` (kPubsub or kPropagate) of an applied group, and
+  // `on_delete`, if given, for each delete, in batch order: after the group is written for
+  // events that announce data (a published message's subscriber may read what the master wrote
+  // before it), before it for events that install state the data depends on (a function a
+  // reader of the group's keys may call). Set before replication starts.
+  enum class EventTiming { kAfterWrite, kBeforeWrite };
   void SetEventHandler(ColumnFamily cf, ReplicationEventHandler on_put,
-                       ReplicationDeleteHandler on_delete = nullptr);
+                       ReplicationDeleteHandler on_delete = nullptr,
+                       EventTiming timing = EventTiming::kAfterWrite);
 
   // Decodes one master batch (WriteBatch::Data() bytes) into the pending group. Returns its
   // operation count. On error the whole pending group is discarded.
@@ -71,10 +75,13 @@ class BatchApplier {
  private:
   friend class GroupCollector;
   void Reset();
+  // Calls the handlers of the pending events whose timing is `timing`.
+  void DeliverEvents(EventTiming timing);
 
   Keyspace* keyspace_;
   std::array<ReplicationEventHandler, kColumnFamilyCount> put_handlers_;
   std::array<ReplicationDeleteHandler, kColumnFamilyCount> delete_handlers_;
+  std::array<EventTiming, kColumnFamilyCount> event_timings_{};
   rocksdb::WriteBatch group_;
   size_t batches_ = 0;
   bool needs_exclusive_ = false;

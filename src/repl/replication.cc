@@ -38,8 +38,9 @@ ReplicationManager::~ReplicationManager() {
 }
 
 void ReplicationManager::SetEventHandler(ColumnFamily cf, ReplicationEventHandler on_put,
-                                         ReplicationDeleteHandler on_delete) {
-  applier_.SetEventHandler(cf, std::move(on_put), std::move(on_delete));
+                                         ReplicationDeleteHandler on_delete,
+                                         BatchApplier::EventTiming timing) {
+  applier_.SetEventHandler(cf, std::move(on_put), std::move(on_delete), timing);
 }
 
 Status ReplicationManager::Start(int listening_port) {

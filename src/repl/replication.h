@@ -53,7 +53,8 @@ class ReplicationManager {
   // handler runs after a full sync swapped in the master's data (state derived from data,
   // such as a cache of persisted scripts, must then be rebuilt).
   void SetEventHandler(ColumnFamily cf, ReplicationEventHandler on_put,
-                       ReplicationDeleteHandler on_delete = nullptr);
+                       ReplicationDeleteHandler on_delete = nullptr,
+                       BatchApplier::EventTiming timing = BatchApplier::EventTiming::kAfterWrite);
   void SetDataReplacedHandler(std::function<void()> handler) {
     data_replaced_ = std::move(handler);
   }

@@ -127,7 +127,7 @@ TEST_F(ReplicationTest, EventPutsReachTheirHandlersInOrderAndLeaveNothingOnDisk)
   ASSERT_TRUE(b.Put(cf(ColumnFamily::kPropagate), "script", "body").ok());
   ASSERT_TRUE(b.Delete(cf(ColumnFamily::kPropagate), "script").ok());
   ASSERT_TRUE(applier.Add(b.Data()).ok());
-  EXPECT_TRUE(seen.empty());  // handlers run after the write, not while decoding
+  EXPECT_TRUE(seen.empty());  // handlers run at Commit, not while decoding
   ASSERT_TRUE(applier.Commit(ReplicaPosition{"m", 5, 1}, stop_).ok());
   ASSERT_EQ(seen.size(), 3u);  // pubsub has no delete handler
   EXPECT_EQ(seen[0], std::make_pair(std::string("pubsub:chan"), std::string("hello")));
@@ -139,6 +139,33 @@ TEST_F(ReplicationTest, EventPutsReachTheirHandlersInOrderAndLeaveNothingOnDisk)
     it->SeekToFirst();
     EXPECT_FALSE(it->Valid());
   }
+}
+
+TEST_F(ReplicationTest, BeforeWriteEventsRunBeforeTheGroupsDataIsVisible) {
+  // A group that loads a function and then writes a key: a reader that sees the key must be
+  // able to call the function, while a subscriber told of a message must see the key.
+  std::vector<std::string> seen;
+  BatchApplier applier(ks_.get());
+  applier.SetEventHandler(
+      ColumnFamily::kPropagate,
+      [&](std::string_view k, std::string_view) {
+        seen.push_back(std::string(k) + (ks_->KeyCount(0) == 0 ? " before" : " after"));
+      },
+      nullptr, BatchApplier::EventTiming::kBeforeWrite);
+  applier.SetEventHandler(ColumnFamily::kPubsub, [&](std::string_view k, std::string_view) {
+    seen.push_back(std::string(k) + (ks_->KeyCount(0) == 0 ? " before" : " after"));
+  });
+  rocksdb::WriteBatch load;
+  ASSERT_TRUE(load.Put(cf(ColumnFamily::kPropagate), "library", "code").ok());
+  ASSERT_TRUE(load.Delete(cf(ColumnFamily::kPropagate), "library").ok());
+  ASSERT_TRUE(applier.Add(load.Data()).ok());
+  ASSERT_TRUE(applier.Add(SetBatch("k", "v")).ok());
+  rocksdb::WriteBatch publish;
+  ASSERT_TRUE(publish.Put(cf(ColumnFamily::kPubsub), "chan", "msg").ok());
+  ASSERT_TRUE(publish.Delete(cf(ColumnFamily::kPubsub), "chan").ok());
+  ASSERT_TRUE(applier.Add(publish.Data()).ok());
+  ASSERT_TRUE(applier.Commit(ReplicaPosition{"m", 9, 3}, stop_).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"library before", "chan after"}));
 }
 
 TEST_F(ReplicationTest, UndecodableBatchIsRefusedAndDiscardsTheGroup) {
