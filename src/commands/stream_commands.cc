@@ -262,6 +262,7 @@ void XAddCommand(CommandContext& c) {
   if (!id) return;
   StreamStore store(c.ctx, c.db(), c.arg(1), meta.version);
   store.PutEntry(*id, EncodeStreamFields(c.argv, field_pos));
+  if (meta.size == 0) meta.stream.block_origin = meta.stream.entries_added;
   meta.size++;
   meta.stream.last_id = *id;
   meta.stream.entries_added++;

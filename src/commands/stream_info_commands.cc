@@ -3,8 +3,9 @@
 // Everything but the radix-tree figures comes from the stream's metadata counters and its group,
 // consumer and pending sub keys (types/stream.h). Basalt keeps no radix tree; radix-tree-keys
 // and radix-tree-nodes describe the tree Redis would hold for the same entries added in order:
-// one key per block of stream-node-max-entries (the blocks `~` trims by) and one node more than
-// keys (the root), so that tools and tests that add entries until the tree has grown see it grow.
+// one key per block of stream-node-max-entries the live entries span (the blocks `~` trims by,
+// HeadBlockEntries) and one node more than keys (the root), so that tools and tests that add
+// entries until the tree has grown see it grow.
 #include "commands/stream_util.h"
 
 namespace basalt {
@@ -128,7 +129,9 @@ void InfoStream(CommandContext& c, const KeyState& state) {
   c.reply.Bulk("length");
   c.reply.Integer(static_cast<int64_t>(meta.size));
   const auto node_entries = static_cast<uint64_t>(c.server.config->stream_node_entries.load());
-  const uint64_t tree_keys = (meta.size + node_entries - 1) / node_entries;
+  const uint64_t head_block = std::min(meta.size, HeadBlockEntries(meta, node_entries));
+  const uint64_t tree_keys =
+      meta.size == 0 ? 0 : 1 + (meta.size - head_block + node_entries - 1) / node_entries;
   c.reply.Bulk("radix-tree-keys");
   c.reply.Integer(static_cast<int64_t>(tree_keys));
   c.reply.Bulk("radix-tree-nodes");

@@ -99,6 +99,8 @@ void Metadata::EncodeTo(std::string* out_string) const {
     }
     PutFixed64(&out, stream.entries_added);
     PutFixed64(&out, stream.groups);
+    // Absent when zero, as in the streams stored before it existed.
+    if (stream.block_origin != 0) PutFixed64(&out, stream.block_origin);
     return;
   }
   if (type == RedisType::kString) {
@@ -164,7 +166,8 @@ bool Metadata::Decode(std::string_view in) {
     for (StreamId* id : {&stream.last_id, &stream.first_id, &stream.max_deleted_id}) {
       if (!GetFixed64(&in, &id->ms) || !GetFixed64(&in, &id->seq)) return false;
     }
-    return GetFixed64(&in, &stream.entries_added) && GetFixed64(&in, &stream.groups) && in.empty();
+    if (!GetFixed64(&in, &stream.entries_added) || !GetFixed64(&in, &stream.groups)) return false;
+    return in.empty() || (GetFixed64(&in, &stream.block_origin) && in.empty());
   }
   if (type == RedisType::kZset && !in.empty()) {
     ZsetEnd& zset_low = zset.mutable_end(false);

@@ -110,6 +110,9 @@ struct StreamCounters {
   StreamId max_deleted_id;  // the greatest ID XDEL removed
   uint64_t entries_added = 0;
   uint64_t groups = 0;
+  // entries_added when the stream last grew from empty: where Redis began the radix-tree nodes
+  // it holds now, the blocks that `~` trims by.
+  uint64_t block_origin = 0;
   bool operator==(const StreamCounters&) const = default;
 };
 

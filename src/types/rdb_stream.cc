@@ -168,7 +168,10 @@ bool ReadCounters(rdb::Reader& r, uint8_t type, RdbStream* out) {
   } else {
     c.entries_added = length;
   }
-  return c.entries_added >= length;
+  if (c.entries_added < length) return false;
+  // Written back from the head in whole nodes, so the head begins a node.
+  c.block_origin = c.entries_added - length;
+  return true;
 }
 
 // The group's pending list with the NACKs (delivery time and count), owners still unknown.

@@ -277,6 +277,14 @@ void StreamStore::DeleteEntry(StreamId id) {
   ctx_.batch().Delete(ColumnFamily::kSubkey, Key(EntryMember(id)));
 }
 
+uint64_t HeadBlockEntries(const Metadata& meta, uint64_t node_entries) {
+  const uint64_t before_head =
+      meta.stream.entries_added > meta.size ? meta.stream.entries_added - meta.size : 0;
+  const uint64_t trimmed_from_block =
+      before_head >= meta.stream.block_origin ? before_head - meta.stream.block_origin : 0;
+  return node_entries - trimmed_from_block % node_entries;
+}
+
 StatusOr<uint64_t> StreamStore::TrimHead(Metadata* meta, std::optional<uint64_t> max_len,
                                          std::optional<StreamId> min_id, bool approx,
                                          uint64_t limit, uint64_t node_entries) {
@@ -287,7 +295,8 @@ StatusOr<uint64_t> StreamStore::TrimHead(Metadata* meta, std::optional<uint64_t>
   if (min_id && meta->stream.first_id >= *min_id) want = 0;
   // A `~` trim that cannot take a whole block reads nothing: a producer trimming on every XADD
   // reads the head once per block, not once per entry.
-  if (approx && want < node_entries && want != meta->size && !min_id) want = 0;
+  const uint64_t head_block = HeadBlockEntries(*meta, node_entries);
+  if (approx && want < head_block && want != meta->size && !min_id) want = 0;
   if (want == 0) return uint64_t{0};
   // The IDs from the head: the candidates and the entry after them, which becomes the first.
   std::vector<StreamId> head;
@@ -299,11 +308,13 @@ StatusOr<uint64_t> StreamStore::TrimHead(Metadata* meta, std::optional<uint64_t>
     return true;
   });
   if (!s.ok()) return s;
-  // `~` takes whole blocks of `node_entries` from the head (the last block may be short),
-  // as Redis takes whole radix-tree nodes.
+  // `~` takes whole blocks from the head (the last block may be short), as Redis takes whole
+  // radix-tree nodes.
   uint64_t removed = candidates;
   if (approx && candidates != meta->size) {
-    removed = candidates / node_entries * node_entries;
+    removed = candidates < head_block
+                  ? 0
+                  : head_block + (candidates - head_block) / node_entries * node_entries;
   }
   if (removed == 0) return uint64_t{0};
   // Tombstones: the reads seek past them to the first ID, and once flushed they make their file

@@ -33,6 +33,12 @@ constexpr StreamId kMaxStreamId{UINT64_MAX, UINT64_MAX};
 
 // "ms-seq".
 std::string FormatStreamId(StreamId id);
+
+// The live entries of the block of `node_entries` (stream-node-max-entries) that holds the head.
+// Redis cuts a stream into radix-tree nodes of that many entries as they arrive, from the first
+// entry added to the empty stream, and a node keeps its place when entries before it go, so the
+// head's node has lost those trimmed since (counted as if no XDEL left holes further in).
+uint64_t HeadBlockEntries(const Metadata& meta, uint64_t node_entries);
 // Redis's unsigned parse of one ID part (string2ull): decimal, no sign, no overflow.
 bool ParseStreamIdPart(std::string_view s, uint64_t* out);
 // The ID after `id` / before `id`; false at the end of the ID space.
@@ -88,8 +94,9 @@ class StreamStore {
   void DeleteEntry(StreamId id);
   // Removes entries from the head: while more than `max_len` remain (MAXLEN) or while the first
   // is below `min_id` (MINID), at most `limit` of them (0: no limit). With `approx` (`~`) only
-  // whole blocks of `node_entries` (stream-node-max-entries) counted from the head go, the last
-  // block of the stream however short, as Redis removes only whole radix-tree nodes. Updates the
+  // whole blocks of `node_entries` (stream-node-max-entries) go, counted from the stream's first
+  // entry ever added (the head's block has lost what was trimmed before), the last block however
+  // short, as Redis removes only whole radix-tree nodes. Updates the
   // size and first ID in *meta and returns how many went.
   StatusOr<uint64_t> TrimHead(Metadata* meta, std::optional<uint64_t> max_len,
                               std::optional<StreamId> min_id, bool approx, uint64_t limit,

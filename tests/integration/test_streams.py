@@ -125,6 +125,27 @@ def test_xadd_approx_trim_keeps_at_least_threshold(rr):
     assert last[0][0] == "300-0"
 
 
+def test_approx_trim_keeps_the_blocks_entries_were_added_in(rr):
+    # Redis's nodes hold entries 1-100, 101-200, ... as added; an exact trim leaves the head's
+    # node part-used, and `~` then takes that node's rest before whole ones.
+    for i in range(1, 1001):
+        rr.execute_command("XADD", "s", "%d-0" % i, "f", "v")
+    assert rr.execute_command("XTRIM", "s", "MAXLEN", "666") == 334
+    assert rr.execute_command("XTRIM", "s", "MAXLEN", "=", "555") == 111
+    assert rr.execute_command("XTRIM", "s", "MAXLEN", "~", "444") == 55  # entries 446-500
+    assert rr.execute_command("XLEN", "s") == 500
+    assert rr.execute_command("XTRIM", "s", "MAXLEN", "~", "450") == 0
+    assert rr.execute_command("XTRIM", "s", "MINID", "~", "650") == 100  # entries 501-600
+    info = rr.execute_command("XINFO", "STREAM", "s")
+    assert info[info.index("radix-tree-keys") + 1] == 4
+    # Emptied and refilled, the stream begins its blocks again at its new first entry.
+    assert rr.execute_command("XTRIM", "s", "MAXLEN", "0") == 400
+    for i in range(1001, 1151):
+        rr.execute_command("XADD", "s", "%d-0" % i, "f", "v")
+    assert rr.execute_command("XTRIM", "s", "MAXLEN", "~", "10") == 100
+    assert rr.execute_command("XRANGE", "s", "-", "+", "COUNT", 1)[0][0] == "1101-0"
+
+
 def test_approx_trim_takes_whole_blocks_of_100(rr):
     # Redis trims whole radix-tree nodes of 100 entries with ~; Basalt takes whole blocks of 100
     # from the head, the last one however short.

@@ -322,6 +322,16 @@ TEST(MetadataTest, StreamCountersRoundTripAndMustBeWhole) {
     EXPECT_FALSE(d.Decode(std::string_view(encoded.data(), len))) << len;
   }
   EXPECT_FALSE(d.Decode(encoded + "x"));
+  // The block origin follows only when set, so streams stored before it decode unchanged.
+  m.stream.block_origin = 4;
+  std::string with_origin = m.Encode();
+  EXPECT_EQ(with_origin.size(), encoded.size() + 8);
+  ASSERT_TRUE(d.Decode(with_origin));
+  EXPECT_EQ(d, m);
+  for (size_t len = encoded.size() + 1; len < with_origin.size(); len++) {
+    EXPECT_FALSE(d.Decode(std::string_view(with_origin.data(), len))) << len;
+  }
+  EXPECT_FALSE(d.Decode(with_origin + "x"));
   // Another type's decode into the same object leaves no stream counters behind.
   Metadata hash;
   hash.type = RedisType::kHash;
