@@ -110,16 +110,16 @@ Status Saves::FlushMemtables() {
   return Status::OK();
 }
 
-Status Saves::SaveNow(bool lock) {
+Status Saves::SaveNow(bool lock, bool flush_memtables, const std::function<bool()>& may_replace) {
   Config* config = server_->config;
   std::filesystem::path path =
       std::filesystem::path(config->GetString("dir")) / config->GetString("dbfilename");
   RdbFileStats stats;
   // What the file holds at least; changes between here and its snapshot stay counted.
   const int64_t changes = server_->keyspace->changes_since_save();
-  Status s = SaveRdbFile(server_->keyspace, lock, path.string(), &stats);
+  Status s = SaveRdbFile(server_->keyspace, lock, path.string(), &stats, may_replace);
   if (s.ok()) server_->keyspace->SubtractSavedChanges(changes);
-  if (s.ok()) {
+  if (s.ok() && flush_memtables) {
     Status flushed = FlushMemtables();
     if (!flushed.ok()) LOG(WARNING) << "save: " << flushed.message();
   }
@@ -148,15 +148,36 @@ bool Saves::StartBackgroundSave() {
   if (bgsave_thread_.joinable()) bgsave_thread_.join();  // the previous one, finished
   bgsave_running_ = true;
   info_.bgsave_started_ms = UnixMillis();
+  {
+    std::lock_guard<std::mutex> replace(replace_mu_);
+    bgsave_cancelled_ = false;
+  }
   bgsave_thread_ = std::thread([this] {
     int64_t started = UnixMillis();
-    Status s = SaveNow(true);
+    std::unique_lock<std::mutex> replace(replace_mu_, std::defer_lock);
+    bool cancelled = false;
+    Status s = SaveNow(true, true, [&] {
+      replace.lock();
+      cancelled = bgsave_cancelled_;
+      return !cancelled;
+    });
+    if (replace.owns_lock()) replace.unlock();
     std::lock_guard<std::mutex> done(mu_);
     info_.last_bgsave_seconds = (UnixMillis() - started) / 1000;
-    info_.last_bgsave_ok = s.ok();
+    // A save cancelled by FLUSHALL did not fail, as a Redis child killed for it did not.
+    if (!cancelled) info_.last_bgsave_ok = s.ok();
     bgsave_running_ = false;
   });
   return true;
+}
+
+Status Saves::SaveAfterFlushAll() {
+  {
+    std::lock_guard<std::mutex> replace(replace_mu_);
+    if (bgsave_running_.load()) bgsave_cancelled_ = true;
+  }
+  // FLUSHALL has dropped what its memtables held (Keyspace::FlushAll).
+  return SaveNow(false, false);
 }
 
 void Saves::ServeSync(int fd, SyncRequest request) {

@@ -4,7 +4,8 @@
 // - SAVE writes `dir`/`dbfilename` on the calling worker; BGSAVE on a thread of its own, one
 //   at a time. Either replaces the file atomically, then flushes the memtables (what "saved"
 //   means for RocksDB's own files; every write is in the WAL already, so the data never waits
-//   for a save and the `save` points trigger nothing).
+//   for a save and the `save` points trigger nothing). FLUSHALL with save points saves the
+//   empty data set, as Redis does, and keeps a running BGSAVE from replacing it afterwards.
 // - SYNC and PSYNC (redis-cli --rdb, a Redis replica): ServeSync() takes the client's socket
 //   and, on a thread of its own, answers as a Redis master's full resynchronization does: for
 //   PSYNC "+FULLRESYNC <replid> <offset>", then the RDB file as "$<length>\r\n<bytes>" (written
@@ -19,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -41,6 +43,10 @@ class Saves {
   Status Save();
   // BGSAVE: false (nothing started) when a background save runs.
   bool StartBackgroundSave();
+  // FLUSHALL with save points configured, from the command (which holds the keyspace lock
+  // exclusively): the emptied data set replaces the file, as Redis saves after FLUSHALL, and a
+  // background save of the data before the flush, if one runs, never replaces it after that.
+  Status SaveAfterFlushAll();
   bool background_save_running() const { return bgsave_running_.load(); }
 
   struct SyncRequest {
@@ -110,8 +116,10 @@ class Saves {
     uint64_t start_offset = 0;
     std::atomic<uint64_t> attach_position{0};
   };
-  // Writes the RDB file (on the caller's thread) and records the outcome.
-  Status SaveNow(bool lock);
+  // Writes the RDB file (on the caller's thread) and records the outcome, then flushes the
+  // memtables if `flush_memtables`. `may_replace`: see SaveRdbFile.
+  Status SaveNow(bool lock, bool flush_memtables = true,
+                 const std::function<bool()>& may_replace = nullptr);
   void RunTransfer(Transfer* transfer, SyncRequest request);
   // Sends the RDB file to transfer->fd. With `feed`, attaches a command stream to *feed as the
   // file's snapshot is taken.
@@ -127,6 +135,10 @@ class Saves {
   std::thread bgsave_thread_;
   std::atomic<bool> bgsave_running_{false};
   std::atomic<bool> stopping_{false};
+  // Held by a background save from deciding to replace the file until it has; FLUSHALL's save
+  // cancels the background one under it.
+  std::mutex replace_mu_;
+  bool bgsave_cancelled_ = false;                     // replace_mu_
   Info info_;                                         // mu_
   std::vector<std::unique_ptr<Transfer>> transfers_;  // mu_
   uint64_t temp_counter_ = 0;                         // mu_

@@ -102,6 +102,10 @@ void FlushDbCommand(CommandContext& c) {
 void FlushAllCommand(CommandContext& c) {
   if (!FlushModeOk(c)) return;
   if (ReplyIfError(c, c.server.keyspace->FlushAll())) return;
+  if (!c.server.config->GetString("save").empty()) {
+    // SaveNow has logged a failure; the flush stands, as in Redis.
+    c.server.saves->SaveAfterFlushAll().ok();
+  }
   ReplicateAsSent(c);
   c.reply.Ok();
 }

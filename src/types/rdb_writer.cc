@@ -253,7 +253,8 @@ Status WriteRdb(Keyspace* keyspace, bool lock, const RdbSink& sink, RdbFileStats
   return s;
 }
 
-Status SaveRdbFile(Keyspace* keyspace, bool lock, const std::string& path, RdbFileStats* stats) {
+Status SaveRdbFile(Keyspace* keyspace, bool lock, const std::string& path, RdbFileStats* stats,
+                   const std::function<bool()>& may_replace) {
   static std::atomic<uint64_t> counter{0};
   std::string tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(++counter);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -264,6 +265,7 @@ Status SaveRdbFile(Keyspace* keyspace, bool lock, const std::string& path, RdbFi
     s = Status::IOError("can't fsync '" + tmp + "': " + strerror(errno));
   if (::close(fd) != 0 && s.ok())
     s = Status::IOError("can't close '" + tmp + "': " + strerror(errno));
+  if (s.ok() && may_replace && !may_replace()) s = Status::Busy("the save was cancelled");
   if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0)
     s = Status::IOError("can't rename '" + tmp + "' to '" + path + "': " + strerror(errno));
   if (!s.ok()) {

@@ -45,7 +45,9 @@ Status WriteRdb(Keyspace* keyspace, bool lock, const RdbSink& sink, RdbFileStats
 
 // WriteRdb into `path`, atomically: into a temporary file beside it, which is fsynced, renamed
 // over `path`, and the directory fsynced. On error `path` is untouched and the temporary file
-// removed.
-Status SaveRdbFile(Keyspace* keyspace, bool lock, const std::string& path, RdbFileStats* stats);
+// removed. `may_replace`, if given, is called right before the rename; when it returns false
+// the file is dropped and the result is Status::Busy.
+Status SaveRdbFile(Keyspace* keyspace, bool lock, const std::string& path, RdbFileStats* stats,
+                   const std::function<bool()>& may_replace = nullptr);
 
 }  // namespace basalt

@@ -381,6 +381,45 @@ def test_a_stream_with_its_groups_is_saved(start_server, loaders):
     assert lc.xpending("stream", "g")["consumers"] == [{"name": "alice", "pending": 1}]
 
 
+def test_flushall_with_save_points_saves_the_empty_data_set(start_server, loaders):
+    # Redis saves after FLUSHALL when save points are configured, so a restart from the file
+    # does not bring the flushed keys back; without save points the file stays as it was.
+    s = start_server(args=[("save", "3600 1")])
+    c = s.client()
+    c.mset({"a": "1", "b": "2"})
+    assert c.save()
+    path = dump_path(s, c)
+    c.set("c", "3")
+    assert c.flushall()
+    assert c.info("persistence")["rdb_changes_since_last_save"] == 0
+    assert loaders(path).client().dbsize() == 0
+    c.config_set("save", "")
+    c.mset({"a": "1", "b": "2"})
+    assert c.save()
+    c.flushall()
+    assert loaders(path).client().dbsize() == 2
+
+
+def test_flushall_keeps_a_running_background_save_from_replacing_its_file(start_server,
+                                                                          loaders):
+    s = start_server(args=[("save", "3600 1")])
+    c = s.client()
+    for batch in range(200):
+        c.mset({"key:%d:%d" % (batch, i): "v" * 20 for i in range(1000)})
+    rr = s.client(callbacks=False)
+    assert rr.execute_command("BGSAVE") == "Background saving started"
+    time.sleep(0.05)  # the save has its snapshot (a Redis child has forked) and writes on
+    p = rr.pipeline(transaction=False)
+    p.execute_command("INFO", "persistence")
+    p.execute_command("FLUSHALL")
+    info, flushed = p.execute()
+    assert "rdb_bgsave_in_progress:1" in info  # or this test could not fail
+    assert flushed == "OK"
+    assert wait_until(lambda: c.info("persistence")["rdb_bgsave_in_progress"] == 0, timeout=60)
+    assert c.info("persistence")["rdb_last_bgsave_status"] == "ok"
+    assert loaders(dump_path(s, c)).client().dbsize() == 0
+
+
 def test_one_background_save_at_a_time(start_server, loaders):
     s = start_server()
     c = s.client()
