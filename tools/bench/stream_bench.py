@@ -24,8 +24,10 @@ in rounds that alternate which server goes first:
              (--xrange-basalt-only) this reads a stream well beyond memory. With
              --xrange-memory SIZE, Basalt alone also fills such a stream (values of random
              digits, which compress as real payloads do) in a memory cgroup of SIZE (page cache
-             included), restarts, lets the fill's compactions finish, and reads it with none of
-             it in the page cache, next to fio's rate for one random 4 KiB read at a time.
+             included), and for each of --xrange-connections (1,16) restarts, lets the fill's
+             compactions finish, and reads it with none of it in the page cache through
+             basalt-bench (one read in flight per connection), next to fio's rate for random
+             4 KiB reads at as many in flight.
 
 Every figure is also given as the server's own CPU per operation (/proc/<pid>/stat), which a
 loaded machine disturbs less than a rate. The Basalt/Redis ratio is the median of the rounds'
@@ -34,7 +36,7 @@ own ratios (each between the two servers' runs of one round), with their range. 
 
   tools/bench/stream_bench.py [--rounds 3] [--xadd-requests 100000] [--consumer-entries 200000]
       [--consumers 4] [--queue-entries 1000000] [--xrange-entries N] [--parts xadd,consumers,queue]
-      [--xrange-rounds 1] [--xrange-memory SIZE] [--out DIR]
+      [--xrange-rounds 1] [--xrange-memory SIZE] [--xrange-connections 1,16] [--out DIR]
 """
 
 import argparse
@@ -262,13 +264,29 @@ def wait_compactions_settled(server, timeout=3600):
     return time.time() - start
 
 
+def driver_xrange(server, connections, seconds, workdir):
+    """basalt-bench's xrange phase: XRANGE s <ms> + COUNT 100 from random milliseconds of the
+    middle half, one request in flight per connection, for `seconds`. Returns reads/s, p50 and
+    p99 per read (us)."""
+    summary = os.path.join(workdir, "xrange-%d.csv" % connections)
+    subprocess.run([str(benchlib.BENCH), "--port", str(server.port), "--phases", "xrange",
+                    "--stream", "s", "--xrange-count", str(READ_COUNT),
+                    "--connections", str(connections), "--seconds", str(seconds),
+                    "--label", "xrange-%d" % connections, "--summary-csv", summary],
+                   check=True, stdout=subprocess.DEVNULL)
+    with open(summary) as f:
+        row = list(csv.DictReader(f))[-1]
+    return float(row["ops_per_sec"]), float(row["p50_us"]), float(row["p99_us"])
+
+
 def measure_xrange_beyond_memory(args):
     """Basalt alone in a memory cgroup of --xrange-memory (page cache included): fills the
-    stream, then reads it from a fresh server process with none of the data in the page cache,
-    next to the disk's own rate for one read at a time (fio, 4 KiB random direct reads at queue
-    depth 1), which is what one connection's XRANGEs wait for. The reads start once the
-    compactions that the fill left to do have run (their time is reported), and with the data
-    evicted from the page cache again after them."""
+    stream, then, for each of --xrange-connections, reads it from a freshly started server with
+    none of the data in the page cache (basalt-bench, one read in flight per connection), next
+    to the disk's own rate at the same number of reads in flight (fio, 4 KiB random direct
+    reads at that queue depth). The reads start once the compactions that the fill left to do
+    have run (their time is reported), and with the data evicted from the page cache again
+    after them."""
     cgroup = benchlib.MemoryCgroup(benchlib.parse_size(args.xrange_memory), "stream-bench")
     workdir = tempfile.mkdtemp(prefix="bench-xrange-", dir=args.tmp)
     data = os.path.join(workdir, "data")
@@ -280,17 +298,22 @@ def measure_xrange_beyond_memory(args):
                             ["XADD", "s", "*", "f", random_digits_value(args.xrange_value_size)],
                             args.xrange_entries, 64, 4, extra=["-r", "1000000000000"])
             fill_secs = time.time() - t
-        _, fio_iops, fio_p50, fio_p99 = benchlib.fio_random_reads(
-            os.path.join(workdir, "fio.dat"), args.xrange_fio_file, args.xrange_fio_seconds, 1)
-        benchlib.drop_cached_data(cgroup, data)
-        with benchlib.basalt_server(args.basalt_option, args.tmp, data_dir=data,
-                                    cgroup=cgroup) as server:
-            settle_secs = wait_compactions_settled(server)
-            benchlib.evict_from_page_cache(data)
-            result = read_xrange(server, args.xrange_reads, 0)
-        result.update({"fill_secs": fill_secs, "settle_secs": settle_secs,
-                       "data_bytes": benchlib.dir_bytes(data),
-                       "fio_iops": fio_iops, "fio_p50_us": fio_p50, "fio_p99_us": fio_p99})
+        result = {"fill_secs": fill_secs, "runs": []}
+        for connections in args.xrange_connections:
+            _, fio_iops, fio_p50, fio_p99 = benchlib.fio_random_reads(
+                os.path.join(workdir, "fio.dat"), args.xrange_fio_file, args.xrange_fio_seconds,
+                connections)
+            benchlib.drop_cached_data(cgroup, data)
+            with benchlib.basalt_server(args.basalt_option, args.tmp, data_dir=data,
+                                        cgroup=cgroup) as server:
+                settle_secs = wait_compactions_settled(server)
+                result.setdefault("settle_secs", settle_secs)
+                benchlib.evict_from_page_cache(data)
+                reads, p50, p99 = driver_xrange(server, connections, args.xrange_seconds, workdir)
+            result["runs"].append({"connections": connections, "reads_per_s": reads,
+                                   "p50_us": p50, "p99_us": p99, "fio_iops": fio_iops,
+                                   "fio_p50_us": fio_p50, "fio_p99_us": fio_p99})
+        result["data_bytes"] = benchlib.dir_bytes(data)
         return result
     finally:
         cgroup.remove()
@@ -345,7 +368,7 @@ TARGETS = {"xadd -P 1": 0.8, "xadd -P 16": 0.5, "consumers": 0.5}
 def report(args, results):
     lines = []
     rows = []
-    loads = [x["load"] for runs in results.values() for x in runs]
+    loads = [x["load"] for runs in results.values() for x in runs if "load" in x]
     for part in ("xadd -P 1", "xadd -P 16", "consumers", "trimmed head", "queue", "xrange"):
         b, rd = results.get((part, "basalt"), []), results.get((part, "redis"), [])
         if not b:
@@ -387,17 +410,25 @@ def report(args, results):
                              x["p99_us"]))
     for x in results.get(("xrange beyond memory", "basalt"), []):
         lines.append(
-            "XRANGE beyond memory, basalt: %d entries of %d random digits (%.2f GiB on disk, filled in "
-            "%.0f s, compactions settled %.0f s after a restart) in a %s memory cgroup, read by "
-            "the restarted server with none of it in the page cache: %d reads of COUNT %d, %.0f reads/s (%.0f entries/s), p50 %.0f us, p99 %.0f "
-            "us per read; the disk, one 4 KiB read at a time (fio): %.0f reads/s, p50 %.0f us, "
-            "p99 %.0f us; XRANGE reads/s / fio reads/s = %.2f.\n" % (
+            "XRANGE beyond memory, basalt: %d entries of %d random digits (%.2f GiB on disk, "
+            "filled in %.0f s, compactions settled %.0f s after a restart) in a %s memory "
+            "cgroup, read by a restarted server with none of it in the page cache, "
+            "XRANGE COUNT %d from random points of the middle half for %d s, next to fio's "
+            "4 KiB random direct reads at as many in flight:\n" % (
                 args.xrange_entries, args.xrange_value_size, x["data_bytes"] / (1 << 30),
-                x["fill_secs"], x["settle_secs"], args.xrange_memory, args.xrange_reads, READ_COUNT,
-                x["reads_per_s"], x["rate"], x["p50_us"], x["p99_us"], x["fio_iops"],
-                x["fio_p50_us"], x["fio_p99_us"], x["reads_per_s"] / x["fio_iops"]))
-    lines.append("Load average (1 min) at the runs: min %.2f, median %.2f, max %.2f (%d cores)."
-                 % (min(loads), benchlib.median(loads), max(loads), os.cpu_count()))
+                x["fill_secs"], x["settle_secs"], args.xrange_memory, READ_COUNT,
+                args.xrange_seconds))
+        lines.append(benchlib.markdown_table(
+            ["connections", "XRANGE reads/s", "entries/s", "p50 us", "p99 us", "fio reads/s",
+             "fio p50 us", "XRANGE reads / fio reads"],
+            [[str(r["connections"]), "%.0f" % r["reads_per_s"],
+              "%.0f" % (r["reads_per_s"] * READ_COUNT), "%.0f" % r["p50_us"],
+              "%.0f" % r["p99_us"], "%.0f" % r["fio_iops"], "%.0f" % r["fio_p50_us"],
+              "%.2f" % (r["reads_per_s"] / r["fio_iops"])] for r in x["runs"]]))
+        lines.append("")
+    if loads:
+        lines.append("Load average (1 min) at the runs: min %.2f, median %.2f, max %.2f (%d "
+                     "cores)." % (min(loads), benchlib.median(loads), max(loads), os.cpu_count()))
     text = "\n".join(lines)
     print(text)
     if args.out:
@@ -433,6 +464,10 @@ def main():
     p.add_argument("--xrange-memory", default=None,
                    help="also read the stream of --xrange-entries on Basalt alone, confined "
                         "to a memory cgroup of this size (e.g. 1g; needs root and fio)")
+    p.add_argument("--xrange-connections", type=lambda v: [int(n) for n in v.split(",")],
+                   default=[1, 16], help="connections reading beyond memory, one run each")
+    p.add_argument("--xrange-seconds", type=int, default=20,
+                   help="seconds of reading per run beyond memory")
     p.add_argument("--xrange-fio-file", default="4g", help="size of fio's file")
     p.add_argument("--xrange-fio-seconds", type=int, default=15)
     p.add_argument("--basalt-option", nargs=2, action="append", metavar=("KEY", "VALUE"),

@@ -3,7 +3,9 @@
 //
 // Phases run in the order given: `fill` writes keys 0..N-1 once (pipelined, in key order
 // handed out in blocks, so it doubles as a bulk load and, run twice, as an overwrite pass),
-// `read` does uniformly random GETs, `mixRR` does RR% random GETs and the rest random SETs. The
+// `read` does uniformly random GETs, `mixRR` does RR% random GETs and the rest random SETs,
+// `xrange` reads `XRANGE <stream> <ms> + COUNT <n>` from uniformly random milliseconds of the
+// middle half of an existing stream (its first and last IDs are looked up first). The
 // C connections are spread over T client threads (one by default), each of which multiplexes
 // its non-blocking hiredis contexts with poll() and keeps one request (in a fill, one pipelined
 // batch) in flight per connection, as redis-benchmark does; every request's latency (for a
@@ -54,7 +56,9 @@ struct Options {
   std::string summary_csv;  // appended to; header written if the file is new
   std::string series_csv;   // appended to; header written if the file is new
   int interval_ms = 1000;
-  uint64_t value_seed = 0;  // a different seed writes different values (an overwrite pass)
+  uint64_t value_seed = 0;   // a different seed writes different values (an overwrite pass)
+  std::string stream = "s";  // the xrange phase's stream
+  int xrange_count = 100;
 };
 
 using Clock = std::chrono::steady_clock;
@@ -88,6 +92,7 @@ struct ThreadStats {
 struct Phase {
   std::string name;
   bool fill = false;
+  bool xrange = false;
   int read_percent = 100;
 };
 
@@ -99,6 +104,10 @@ bool ParsePhase(const std::string& s, Phase* p) {
   }
   if (s == "read") {
     p->read_percent = 100;
+    return true;
+  }
+  if (s == "xrange") {
+    p->xrange = true;
     return true;
   }
   if (s.rfind("mix", 0) == 0 && s.size() > 3) {
@@ -165,7 +174,33 @@ class Runner {
     return o_.key_prefix + buf;
   }
 
+  // The millisecond part of the first (or, `last`, the last) entry ID of the stream.
+  bool StreamEdge(bool last, uint64_t* ms) {
+    redisContext* c = redisConnect(o_.host.c_str(), o_.port);
+    if (c == nullptr || c->err) {
+      fprintf(stderr, "basalt-bench: can't connect: %s\n", c ? c->errstr : "no memory");
+      if (c) redisFree(c);
+      return false;
+    }
+    auto* r = static_cast<redisReply*>(redisCommand(
+        c, last ? "XREVRANGE %s + - COUNT 1" : "XRANGE %s - + COUNT 1", o_.stream.c_str()));
+    bool ok = r != nullptr && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+              r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2 &&
+              r->element[0]->element[0]->type == REDIS_REPLY_STRING;
+    if (ok) *ms = strtoull(r->element[0]->element[0]->str, nullptr, 10);
+    if (!ok) fprintf(stderr, "basalt-bench: stream '%s' has no entries\n", o_.stream.c_str());
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return ok;
+  }
+
   bool RunPhase(const Phase& phase) {
+    if (phase.xrange) {
+      uint64_t first = 0, last = 0;
+      if (!StreamEdge(false, &first) || !StreamEdge(true, &last)) return false;
+      xrange_low_ = first + (last - first) / 4;
+      xrange_high_ = first + 3 * (last - first) / 4;
+    }
     stats_.clear();
     for (int i = 0; i < o_.connections; i++) stats_.push_back(std::make_unique<ThreadStats>());
     next_key_ = 0;
@@ -341,7 +376,16 @@ class Runner {
       conn->keys.resize(1);
       conn->keys[0] = Key(pick(conn->rng));
       conn->is_get = percent(conn->rng) < phase.read_percent;
-      if (conn->is_get) {
+      if (phase.xrange) {
+        std::uniform_int_distribution<uint64_t> ms(xrange_low_, xrange_high_);
+        const std::string start = std::to_string(ms(conn->rng));
+        const std::string count = std::to_string(o_.xrange_count);
+        const char* argv[6] = {"XRANGE", o_.stream.data(), start.data(),
+                               "+",      "COUNT",          count.data()};
+        size_t lens[6] = {6, o_.stream.size(), start.size(), 1, 5, count.size()};
+        redisAppendCommandArgv(conn->c, 6, argv, lens);
+        conn->is_get = false;
+      } else if (conn->is_get) {
         const char* argv[2] = {"GET", conn->keys[0].data()};
         size_t lens[2] = {3, conn->keys[0].size()};
         redisAppendCommandArgv(conn->c, 2, argv, lens);
@@ -433,7 +477,8 @@ class Runner {
   std::string values_;
   std::vector<std::unique_ptr<ThreadStats>> stats_;
   std::atomic<uint64_t> next_key_{0};
-  uint64_t fill_round_;  // each fill pass writes different values
+  uint64_t fill_round_;                        // each fill pass writes different values
+  uint64_t xrange_low_ = 0, xrange_high_ = 0;  // the xrange phase's milliseconds
   Clock::time_point start_;
   std::mutex sample_mu_;
   std::condition_variable sample_cv_;
@@ -445,10 +490,10 @@ class Runner {
 void Usage() {
   fprintf(stderr,
           "Usage: basalt-bench [--host H] [--port P] [--keys N] [--connections C] [--threads T]\n"
-          "                    [--value-size BYTES] [--phases fill,read,mix70,mix50,mix30]\n"
+          "                    [--value-size BYTES] [--phases fill,read,mixRR,xrange]\n"
           "                    [--seconds S] [--ops N] [--fill-pipeline D] [--key-prefix P]\n"
           "                    [--label L] [--summary-csv F] [--series-csv F] [--interval-ms M]\n"
-          "                    [--value-seed N]\n");
+          "                    [--value-seed N] [--stream KEY] [--xrange-count N]\n");
 }
 
 std::vector<std::string> Split(const std::string& s) {
@@ -500,6 +545,10 @@ bool ParseArgs(int argc, char** argv, Options* o) {
       o->interval_ms = atoi(v.c_str());
     else if (flag == "--value-seed")
       o->value_seed = strtoull(v.c_str(), nullptr, 10);
+    else if (flag == "--stream")
+      o->stream = v;
+    else if (flag == "--xrange-count")
+      o->xrange_count = atoi(v.c_str());
     else
       return false;
   }
