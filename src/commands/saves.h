@@ -135,8 +135,8 @@ class Saves {
   std::thread bgsave_thread_;
   std::atomic<bool> bgsave_running_{false};
   std::atomic<bool> stopping_{false};
-  // Held by a background save from deciding to replace the file until it has; FLUSHALL's save
-  // cancels the background one under it.
+  // Held by a background save from deciding to replace the file until its SaveNow returns;
+  // FLUSHALL's save cancels the background one under it.
   std::mutex replace_mu_;
   bool bgsave_cancelled_ = false;                     // replace_mu_
   Info info_;                                         // mu_
