@@ -197,6 +197,7 @@ rocksdb::Status Batch::Get(ColumnFamily cf, const rocksdb::Slice& key, std::stri
 void Batch::Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value) {
   if (cf == ColumnFamily::kZsetScore) NoteScoreIndexWrite(&key, true);
   if (cf == ColumnFamily::kMetadata) return SetPendingMetadata(key, &value);
+  if (sink_ != nullptr) return sink_->Put(cf, key, value);
   if (WritesUnindexed(cf)) {
     NoteUnindexed(cf, key, true);
     Writes().GetWriteBatch()->Put(engine_->cf(cf), key, value);

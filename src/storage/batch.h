@@ -147,7 +147,9 @@ class Batch {
   // readings to learn whether something was written between them (a commit resets it).
   uint32_t WriteCount() { return batch_ ? batch_->GetWriteBatch()->Count() : 0; }
   // Commits hand the batch to `sink` instead of the database (a bulk load into a fresh data
-  // directory, storage/sst_ingest.h); nullptr: to the database.
+  // directory, storage/sst_ingest.h); nullptr: to the database. Puts outside `metadata` then go
+  // to the sink at once, unindexed: a bulk load reads back none of what it writes but its keys'
+  // metadata, and the batch's reads do not see them.
   void set_ingest_sink(SstIngestSink* sink) { sink_ = sink; }
   rocksdb::Status Commit();
   void Clear();

@@ -8,15 +8,19 @@
 // key put twice keep the last value. Merges (the key counters) are kept in one batch written
 // after the ingestion. Any other operation (a delete) is refused: a fresh load has none.
 //
-// Buffered entries become one SST file per column family each time they pass kRunBytes; the
-// files of each run are ingested together (atomically over the families), run after run, the
-// runs landing in level 0 when their ranges overlap. Abandon() (or the destructor without
-// Ingest()) deletes the files.
+// Buffered entries become a run each time they pass the run size. A run's files (one per column
+// family that has entries) are sorted and written on background threads, one per family, while
+// the caller goes on filling the next run; only one run is written at a time, so at most two
+// are in memory. The files of each run are ingested together (atomically over the families),
+// run after run, the runs landing in level 0 when their ranges overlap. Abandon() (or the
+// destructor without Ingest()) waits for the run being written and deletes the files.
 #pragma once
 
 #include <rocksdb/write_batch.h>
 
 #include <cstdint>
+#include <future>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,11 +30,18 @@ namespace basalt {
 
 class SstIngestSink {
  public:
+  // Buffered bytes that make one run: the sort and the files stay this size.
+  static constexpr size_t kRunBytes = 128ull << 20;
+
   // Files go to `staging_dir`, created here.
-  SstIngestSink(Engine* engine, std::string staging_dir);
+  SstIngestSink(Engine* engine, std::string staging_dir, size_t run_bytes = kRunBytes);
   ~SstIngestSink();
 
+  // Takes the batch's puts and merges; starts writing a run once enough is buffered, and
+  // reports the failure of the run written before, if it failed.
   rocksdb::Status Take(rocksdb::WriteBatch* batch);
+  // One put, buffered; the next Take() starts the run it may complete.
+  void Put(ColumnFamily cf, const rocksdb::Slice& key, const rocksdb::Slice& value);
   // Writes the last run, ingests every run, then writes the merges.
   rocksdb::Status Ingest();
   void Abandon();
@@ -40,16 +51,28 @@ class SstIngestSink {
     // The key's first 16 bytes, big-endian, zero-padded: most comparisons of the sort end here
     // without touching the arena.
     uint64_t prefix[2];
-    uint64_t offset;  // of the key in arena_; the value follows it
+    uint64_t offset;  // of the key in arena; the value follows it
     uint32_t key_size, value_size;
   };
+  struct Run {
+    std::string arena;
+    std::vector<Entry> entries[kColumnFamilyCount];
+    // The file of each family, empty if the family had no entries.
+    std::vector<std::string> files;
+  };
   class Collector;
-  rocksdb::Status WriteRun();
+  // Hands the buffered run to a background writer, after the previous one has finished.
+  rocksdb::Status StartRun();
+  // Waits for the run being written; its status.
+  rocksdb::Status FinishWriting();
+  // Sorts one family's entries of `run` and writes them to `path`.
+  rocksdb::Status WriteFile(Run& run, int cf, const std::string& path) const;
 
   Engine* engine_;
   std::string dir_;
-  std::string arena_;
-  std::vector<Entry> entries_[kColumnFamilyCount];
+  size_t run_bytes_;
+  std::unique_ptr<Run> filling_;
+  std::future<rocksdb::Status> writing_;  // of the run handed over last, if still pending
   rocksdb::WriteBatch merges_;
   // files_[run][cf]: the run's file for the family, empty if it had no entries.
   std::vector<std::vector<std::string>> files_;
