@@ -43,7 +43,7 @@ SstIngestSink::SstIngestSink(Engine* engine, std::string staging_dir, size_t run
     : engine_(engine),
       dir_(std::move(staging_dir)),
       run_bytes_(run_bytes),
-      filling_(std::make_unique<Run>()) {
+      filling_(std::make_shared<Run>()) {
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
   std::filesystem::create_directories(dir_, ec);
@@ -90,10 +90,13 @@ rocksdb::Status SstIngestSink::FinishWriting() {
 rocksdb::Status SstIngestSink::StartRun() {
   rocksdb::Status s = FinishWriting();
   if (!s.ok()) return s;
-  std::shared_ptr<Run> run(filling_.release());
-  filling_ = std::make_unique<Run>();
+  std::shared_ptr<Run> run = std::move(filling_);
+  filling_ = written_ != nullptr ? std::move(written_) : std::make_shared<Run>();
+  filling_->arena.clear();
+  for (auto& entries : filling_->entries) entries.clear();
+  written_ = run;
   const size_t index = files_.size();
-  run->files.resize(kColumnFamilyCount);
+  run->files.assign(kColumnFamilyCount, std::string());
   for (int cf = 0; cf < kColumnFamilyCount; cf++) {
     if (!run->entries[cf].empty())
       run->files[cf] = dir_ + "/run" + std::to_string(index) + "-cf" + std::to_string(cf) + ".sst";

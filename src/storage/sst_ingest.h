@@ -71,8 +71,11 @@ class SstIngestSink {
   Engine* engine_;
   std::string dir_;
   size_t run_bytes_;
-  std::unique_ptr<Run> filling_;
-  std::future<rocksdb::Status> writing_;  // of the run handed over last, if still pending
+  std::shared_ptr<Run> filling_;
+  // The run handed over last, and its writer's status if it may still be running. Once written,
+  // it is filled again: its memory is already the process's, so filling it faults in no pages.
+  std::shared_ptr<Run> written_;
+  std::future<rocksdb::Status> writing_;
   rocksdb::WriteBatch merges_;
   // files_[run][cf]: the run's file for the family, empty if it had no entries.
   std::vector<std::vector<std::string>> files_;
