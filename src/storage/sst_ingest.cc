@@ -102,12 +102,15 @@ rocksdb::Status SstIngestSink::StartRun() {
       run->files[cf] = dir_ + "/run" + std::to_string(index) + "-cf" + std::to_string(cf) + ".sst";
   }
   files_.push_back(run->files);
-  writing_ = std::async(std::launch::async, [this, run] {
+  // A thread each where one can be started; where none can, the work runs when its result is
+  // asked for, on the asking thread, rather than failing the load.
+  constexpr auto kPolicy = std::launch::async | std::launch::deferred;
+  writing_ = std::async(kPolicy, [this, run] {
     std::vector<std::future<rocksdb::Status>> families;
     for (int cf = 0; cf < kColumnFamilyCount; cf++) {
       if (run->files[cf].empty()) continue;
-      families.push_back(std::async(
-          std::launch::async, [this, &run, cf] { return WriteFile(*run, cf, run->files[cf]); }));
+      families.push_back(
+          std::async(kPolicy, [this, &run, cf] { return WriteFile(*run, cf, run->files[cf]); }));
     }
     rocksdb::Status first_error;
     for (auto& f : families) {
