@@ -96,6 +96,7 @@ rocksdb::Status SstIngestSink::StartRun() {
   for (auto& entries : filling_->entries) entries.clear();
   written_ = run;
   const size_t index = files_.size();
+  run->index = index;
   run->files.assign(kColumnFamilyCount, std::string());
   for (int cf = 0; cf < kColumnFamilyCount; cf++) {
     if (!run->entries[cf].empty())
@@ -141,7 +142,16 @@ rocksdb::Status SstIngestSink::WriteFile(Run& run, int cf, const std::string& pa
     return a.prefix[0] == b.prefix[0] && a.prefix[1] == b.prefix[1] && key(a) == key(b);
   };
   rocksdb::ColumnFamilyHandle* handle = engine_->cf(static_cast<ColumnFamily>(cf));
-  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), engine_->db()->GetOptions(handle), handle);
+  rocksdb::Options options = engine_->db()->GetOptions(handle);
+  // SstFileWriter compresses as the last level does. The first run goes there (the database was
+  // empty); the later ones overlap it, land in level 0 and are compacted down again, so they
+  // take the compression of the levels above the last, cheaper where the two differ.
+  if (run.index > 0 && options.compression_per_level.size() >= 2) {
+    options.compression = options.compression_per_level[options.compression_per_level.size() - 2];
+    options.bottommost_compression = rocksdb::kDisableCompressionOption;
+    options.compression_per_level.clear();
+  }
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options, handle);
   rocksdb::Status s = writer.Open(path);
   for (size_t i = 0; s.ok() && i < entries.size(); i++) {
     if (i + 1 < entries.size() && same_key(entries[i], entries[i + 1])) continue;

@@ -59,6 +59,7 @@ class SstIngestSink {
     std::vector<Entry> entries[kColumnFamilyCount];
     // The file of each family, empty if the family had no entries.
     std::vector<std::string> files;
+    size_t index = 0;  // in the order of the runs
   };
   class Collector;
   // Hands the buffered run to a background writer, after the previous one has finished.
