@@ -145,9 +145,13 @@ bool Worker::AwaitPeersInput(uint64_t id) {
       bool holds = peer->adopting_.load() > 0;
       if (peer != this && !holds) {
         epoll_event ev;
-        // Level-triggered and never read here: looking takes nothing from the peer's loop.
-        holds = peer->busy_.load() || peer->input_probe_ < 0 ||
-                epoll_wait(peer->input_probe_, &ev, 1, 0) > 0;
+        // Level-triggered and never read here: looking takes nothing from the peer's loop. The
+        // sockets first, then the turn: a peer notes its turn busy before it reads a socket, so
+        // bytes gone from the socket when looked at are seen as a busy turn, unless that turn
+        // has already run them. Looked at the other way round, a read between the two looks
+        // escapes both.
+        holds = peer->input_probe_ < 0 || epoll_wait(peer->input_probe_, &ev, 1, 0) > 0 ||
+                peer->busy_.load();
       }
       if (!holds) continue;
       peer->Post([&] { peer->catch_up_queue_.emplace_back(this, round); });
